@@ -1,0 +1,13 @@
+"""Errors a user can cause and fix: they are printed as one line, never as a traceback."""
+
+
+class HirfuzzError(Exception):
+    """Bad input from the user (a spec, a flag, an output folder), named with where it is."""
+
+
+class SpecError(HirfuzzError):
+    """A malformed op spec: the message names the file, the op and the field."""
+
+    def __init__(self, where: str, message: str):
+        super().__init__(f"{where}: {message}")
+        self.where = where

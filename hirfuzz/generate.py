@@ -1,0 +1,288 @@
+"""Strict graph generation, coverage guided (HIRGen Algorithm 1, Isra's construction order).
+
+Operators are inserted one at a time. For each attempt an op and a data type are drawn;
+its anchor input is picked among existing tensors of that type (or created), attributes are
+drawn by the spec's rules (integers under constraints by `solve`), and the other inputs are
+picked among existing tensors that satisfy the spec's constraints, or created as new
+variables or constants. The insertion is kept only if it adds op-dtype, op-shape, op-edge
+or op-path coverage (or, with guidance off, always: HIRGen's random baseline). Every
+choice comes from one `numpy.random.Generator`, so a seed gives the same graphs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import expr as E
+from .coverage import Coverage
+from .graph import Graph, Node, Ref, TensorType
+from .inputs import draw, slot_domain
+from .reference import TensorInfo
+from .solve import solve
+
+P_REUSE = 0.85        # pick an existing compatible tensor rather than a new leaf
+P_SAME_TWICE = 0.05   # allow the same tensor twice in one op (x + x)
+P_CONST = 0.25        # a new leaf is a constant rather than a variable
+P_OP_OUTPUT = 0.8     # among candidates, prefer operator outputs (deeper data flow)
+MAX_REJECTS = 40      # insertions without new coverage before one is kept anyway
+MAX_NUMEL = 4096      # keep tensors small: fast builds, pasteable reproducers
+CANDIDATE_SAMPLE = 24  # existing tensors examined per input
+
+
+class Rejected(Exception):
+    """This attempt cannot produce a valid insertion; draw another op."""
+
+
+@dataclass
+class Insertion:
+    """An operator and the new leaves it needs, not yet part of the graph."""
+    op: str
+    dtype: str
+    inputs: list                     # Ref or list of Ref; new leaves use negative ids
+    attrs: dict
+    outputs: list[TensorType]
+    leaves: list[tuple[int, TensorType, tuple, int]] = field(default_factory=list)  # (tmp id, type, domain, slot)
+
+
+class GraphBuilder:
+    """Builds one graph; `values` indexes the tensors available as inputs by dtype."""
+
+    def __init__(self, specs, rng: np.random.Generator):
+        self.specs = specs
+        self.rng = rng
+        self.graph = Graph()
+        self.by_dtype: dict[str, list[Ref]] = {}
+
+    # --- choosing inputs --------------------------------------------------------------------
+
+    def _type(self, ref: Ref, pending: dict) -> TensorType:
+        return pending[ref.node] if ref.node < 0 else self.graph.type_of(ref)
+
+    def _candidates(self, dtype: str, ok) -> list[Ref]:
+        pool = self.by_dtype.get(dtype, [])
+        if len(pool) > CANDIDATE_SAMPLE:
+            idx = self.rng.choice(len(pool), size=CANDIDATE_SAMPLE, replace=False)
+            pool = [pool[i] for i in idx]
+        return [r for r in pool if ok(TensorInfo.of(self.graph.type_of(r)))]
+
+    def _pick(self, cands: list[Ref], used: list[Ref]) -> Ref | None:
+        if not cands or self.rng.random() >= P_REUSE:
+            return None
+        fresh = [r for r in cands if r not in used]
+        if used and self.rng.random() < P_SAME_TWICE:
+            fresh = cands
+        if not fresh:
+            return None
+        ops = [r for r in fresh if self.graph.nodes[r.node].kind == "op"]
+        pool = ops if ops and self.rng.random() < P_OP_OUTPUT else fresh
+        return pool[int(self.rng.integers(len(pool)))]
+
+    # --- one insertion ----------------------------------------------------------------------
+
+    def propose(self, spec, dtype: str) -> Insertion:
+        rng = self.rng
+        env: dict = {"__rng__": rng, "dtype": dtype}
+        pending: dict[int, TensorType] = {}
+        inputs: list = []
+        used: list[Ref] = []
+        leaf_slots: list[tuple[int, int]] = []
+        bound = {"dtype"}
+
+        def new_leaf(t: TensorType, slot: int) -> Ref:
+            tmp = -(len(pending) + 1)
+            pending[tmp] = t
+            leaf_slots.append((tmp, slot))
+            return Ref(tmp)
+
+        def checker(name: str, variadic: bool, shape_rule=None):
+            ready = [c for c in spec.constraints if name in c.names and c.names <= bound | {name}]
+            if not ready and shape_rule is not None:
+                # no constraint speaks for this input: reuse only a tensor of the rule's shape
+                wanted = [int(d) for d in shape_rule(env)]
+                return lambda info: info.shape == wanted
+
+            def ok(info):
+                trial = dict(env)
+                trial[name] = [info] if variadic else info
+                try:
+                    return all(bool(c(trial)) for c in ready)
+                except E.ExprError:
+                    return False
+            return ok
+
+        for slot, ispec in enumerate(spec.inputs):
+            in_dtype = ispec.dtype(env) if ispec.dtype is not None else dtype
+            if slot == 0:
+                lo, hi = ispec.rank
+                base_ok = checker(ispec.name, False)
+                ok = lambda info: lo <= info.rank <= hi and base_ok(info)  # noqa: E731
+                ref = self._pick(self._candidates(in_dtype, ok), used)
+                if ref is None:
+                    ref = new_leaf(TensorType(tuple(E.rand_shape(rng, rng.integers(lo, hi + 1))), in_dtype), slot)
+                env[ispec.name] = TensorInfo.of(self._type(ref, pending))
+                bound.add(ispec.name)
+                inputs.append(ref)
+                used.append(ref)
+                self._draw_attrs(spec, env, bound)
+                continue
+            count = E.rand_int(rng, *ispec.variadic) if ispec.variadic else 1
+            ok = checker(ispec.name, ispec.variadic is not None, ispec.shape)
+            refs = []
+            for _ in range(count):
+                ref = self._pick(self._candidates(in_dtype, ok), used)
+                if ref is None:
+                    shape = ispec.shape(env)
+                    ref = new_leaf(TensorType(tuple(int(d) for d in shape), in_dtype), slot)
+                refs.append(ref)
+                used.append(ref)
+            infos = [TensorInfo.of(self._type(r, pending)) for r in refs]
+            env[ispec.name] = infos if ispec.variadic else infos[0]
+            bound.add(ispec.name)
+            inputs.append(refs if ispec.variadic else refs[0])
+
+        for c in spec.constraints:
+            if not c(env):
+                raise Rejected(f"constraint '{c.text}' fails")
+        outputs = self._outputs(spec, env, dtype)
+        attrs = {k: env[k] for k in list(spec.attrs) + (list(spec.solve.vars) if spec.solve else [])}
+        ins = Insertion(spec.name, dtype, inputs, attrs, outputs)
+        for tmp, slot in leaf_slots:
+            t = pending[tmp]
+            if any(d < 1 for d in t.shape) or int(np.prod(t.shape)) > MAX_NUMEL:
+                raise Rejected("input shape out of bounds")
+            ins.leaves.append((tmp, t, slot_domain(spec, slot, env, t.dtype), slot))
+        return ins
+
+    def _draw_attrs(self, spec, env: dict, bound: set):
+        for name, rule in spec.attrs.items():
+            env[name] = _plain(rule(env))
+            bound.add(name)
+        if spec.solve is not None:
+            values = solve(spec.solve, env, self.rng)
+            if values is None:
+                raise Rejected("no attribute values satisfy the constraints")
+            env.update(values)
+            bound.update(values)
+
+    def _outputs(self, spec, env: dict, dtype: str) -> list[TensorType]:
+        out_dtype = spec.out_dtype(env) if spec.out_dtype is not None else dtype
+        if spec.out_shapes is not None:
+            shapes = spec.out_shapes(env)
+        elif spec.out_shape is not None:
+            shapes = [spec.out_shape(env)]
+        else:
+            shapes = [env[spec.inputs[0].name].shape]
+        outs = [TensorType(tuple(int(d) for d in s), str(out_dtype)) for s in shapes]
+        for t in outs:
+            if any(d < 1 for d in t.shape) or int(np.prod(t.shape)) > MAX_NUMEL:
+                raise Rejected(f"output shape {t.shape} out of bounds")
+        return outs
+
+    def commit(self, ins: Insertion) -> Node:
+        remap = {}
+        for tmp, t, domain, _slot in ins.leaves:
+            nid = len(self.graph.nodes)
+            if self.rng.random() < P_CONST:
+                value = draw(self.rng, t, domain).tolist()
+                node = Node(nid, "const", [t], value=value)
+            else:
+                node = Node(nid, "var", [t])
+            self.graph.add(node)
+            self._offer(Ref(nid), t)
+            remap[tmp] = Ref(nid)
+
+        def fix(r):
+            return remap[r.node] if r.node < 0 else r
+        inputs = [[fix(r) for r in i] if isinstance(i, list) else fix(i) for i in ins.inputs]
+        node = Node(len(self.graph.nodes), "op", ins.outputs, op=ins.op, dtype=ins.dtype,
+                    inputs=inputs, attrs=ins.attrs)
+        self.graph.add(node)
+        for i, t in enumerate(ins.outputs):
+            self._offer(Ref(node.id, i), t)
+        return node
+
+    def _offer(self, ref: Ref, t: TensorType):
+        self.by_dtype.setdefault(t.dtype, []).append(ref)
+
+    # --- coverage ---------------------------------------------------------------------------
+
+    def coverage_keys(self, ins: Insertion, coverage: Coverage):
+        parents, pairs = [], []
+        for item in ins.inputs:
+            for r in item if isinstance(item, list) else [item]:
+                if r.node < 0:
+                    continue
+                p = self.graph.nodes[r.node]
+                if p.kind != "op":
+                    continue
+                parents.append(p.op)
+                for gr in p.input_refs():
+                    gp = self.graph.nodes[gr.node]
+                    if gp.kind == "op":
+                        pairs.append((gp.op, p.op))
+        shapes = tuple(t.shape for t in ins.outputs)
+        return coverage.new_keys(ins.op, ins.dtype, shapes, parents, pairs)
+
+
+def _plain(value):
+    """Attribute values as JSON-friendly Python (lists, ints, bools, strings, None)."""
+    if isinstance(value, (tuple, range)):
+        return [_plain(v) for v in value]
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@dataclass
+class GenStats:
+    attempts: int = 0
+    rejected_invalid: int = 0
+    rejected_no_coverage: int = 0
+
+
+def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Coverage,
+                   guided: bool = True, ops: list[str] | None = None,
+                   dtypes: list[str] | None = None, stats: GenStats | None = None) -> Graph:
+    """A valid graph of `n_ops` operators; `coverage` is read and updated in place."""
+    names = ops if ops is not None else specs.names()
+    stats = stats if stats is not None else GenStats()
+    builder = GraphBuilder(specs, rng)
+    rejects = 0
+    placed = 0
+    while placed < n_ops:
+        stats.attempts += 1
+        spec = specs.ops[names[int(rng.integers(len(names)))]]
+        allowed = [d for d in spec.dtypes if dtypes is None or d in dtypes]
+        if not allowed:
+            continue
+        dtype = allowed[int(rng.integers(len(allowed)))]
+        try:
+            ins = builder.propose(spec, dtype)
+        except (Rejected, E.ExprError):
+            stats.rejected_invalid += 1
+            continue
+        keys = builder.coverage_keys(ins, coverage) if guided else []
+        if guided and not keys and rejects < MAX_REJECTS:
+            rejects += 1
+            stats.rejected_no_coverage += 1
+            continue
+        builder.commit(ins)
+        coverage.add(keys)
+        placed += 1
+        rejects = 0
+    if not guided:
+        # the baseline still reports what it covered, to compare against guidance
+        _record(builder.graph, coverage)
+    return builder.graph
+
+
+def _record(graph: Graph, coverage: Coverage):
+    for node in graph.operators:
+        parents = [graph.nodes[r.node] for r in node.input_refs() if graph.nodes[r.node].kind == "op"]
+        pairs = [(graph.nodes[g.node].op, p.op) for p in parents for g in p.input_refs()
+                 if graph.nodes[g.node].kind == "op"]
+        shapes = tuple(t.shape for t in node.outputs)
+        coverage.add(coverage.new_keys(node.op, node.dtype, shapes, [p.op for p in parents], pairs))

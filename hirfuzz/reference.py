@@ -1,0 +1,203 @@
+"""The reference interpreter: runs a Graph in NumPy from the op specs, independent of TVM.
+
+Besides the values, it tracks for every tensor whether rounding can have touched it
+(``exact``), whether a rounding difference could have been amplified by a discontinuous op
+such as a comparison or ``floor`` (``stable``), the loosest tolerance on its path and the
+largest magnitude it was computed from. The oracle compares only stable tensors, with that
+tolerance scaled by that magnitude (the comparison policy in DESIGN.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .graph import Graph, Node, Ref, TensorType
+
+
+class TensorInfo:
+    """What spec expressions see of a tensor: ``.shape`` (a list), ``.rank``, ``.dtype``."""
+
+    __slots__ = ("shape", "rank", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape = list(shape)
+        self.rank = len(self.shape)
+        self.dtype = dtype
+
+    @staticmethod
+    def of(t: TensorType) -> "TensorInfo":
+        return TensorInfo(t.shape, t.dtype)
+
+    def __repr__(self):
+        return f"Tensor({self.shape}, {self.dtype})"
+
+
+def op_env(spec, node: Node, graph: Graph, values=None) -> dict:
+    """The environment a spec's expressions run in for `node`: inputs, attrs and `dtype`."""
+    env = dict(node.attrs)
+    env["dtype"] = node.dtype
+    for ispec, item in zip(spec.inputs, node.inputs):
+        if isinstance(item, list):
+            env[ispec.name] = ([values[r] for r in item] if values is not None
+                               else [TensorInfo.of(graph.type_of(r)) for r in item])
+        else:
+            env[ispec.name] = values[item] if values is not None else TensorInfo.of(graph.type_of(item))
+    return env
+
+
+# --- NumPy helpers for ops whose reference is more than one call (``ref.<name>`` in specs) ---
+
+def softmax(x, axis=-1):
+    x = np.asarray(x)
+    m = np.max(x, axis=axis, keepdims=True)
+    e = np.exp(x - m)
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def _pad_hw(x, padding, value):
+    top, left, bottom, right = padding
+    return np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=value)
+
+
+def conv2d(data, weight, strides, padding, dilation, groups=1):
+    """NCHW data, OIHW weight; padding is (top, left, bottom, right)."""
+    acc = np.float64 if data.dtype.kind == "f" else np.int64
+    x = _pad_hw(data.astype(acc), padding, 0)
+    w = weight.astype(acc)
+    n, c, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    sh, sw = strides
+    dh, dw = dilation
+    oh = (h - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((n, o, oh, ow), dtype=acc)
+    og = o // groups
+    for g in range(groups):
+        xs = x[:, g * cg:(g + 1) * cg]
+        ws = w[g * og:(g + 1) * og]
+        for i in range(kh):
+            for j in range(kw):
+                patch = xs[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh, j * dw: j * dw + sw * (ow - 1) + 1: sw]
+                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch, ws[:, :, i, j])
+    return out
+
+
+def max_pool2d(data, pool_size, strides, padding, dilation, ceil_mode=False):
+    kh, kw = pool_size
+    sh, sw = strides
+    dh, dw = dilation
+    top, left, bottom, right = padding
+    n, c, h, w = data.shape
+    oh = _window(h, kh, sh, top, bottom, dh, ceil_mode)
+    ow = _window(w, kw, sw, left, right, dw, ceil_mode)
+    if data.dtype.kind == "f":
+        low = -np.inf
+    elif data.dtype.kind == "b":
+        low = False
+    else:
+        low = np.iinfo(data.dtype).min
+    # pad enough on the bottom/right for ceil mode windows
+    extra_h = max(0, (oh - 1) * sh + dh * (kh - 1) + 1 - (h + top + bottom))
+    extra_w = max(0, (ow - 1) * sw + dw * (kw - 1) + 1 - (w + left + right))
+    x = _pad_hw(data, (top, left, bottom + extra_h, right + extra_w), low)
+    out = np.full((n, c, oh, ow), low, dtype=data.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            patch = x[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh, j * dw: j * dw + sw * (ow - 1) + 1: sw]
+            out = np.maximum(out, patch)
+    return out
+
+
+def _window(size, k, s, lo, hi, d, ceil_mode):
+    span = size + lo + hi - d * (k - 1) - 1
+    return (span + s - 1) // s + 1 if ceil_mode else span // s + 1
+
+
+def strided_slice(x, axes, begin, end, strides):
+    index = [slice(None)] * x.ndim
+    for a, b, e, s in zip(axes, begin, end, strides):
+        index[a] = slice(b, e, s)
+    return x[tuple(index)]
+
+
+def split(x, indices_or_sections, axis):
+    return list(np.array_split(x, indices_or_sections, axis=axis)) if isinstance(
+        indices_or_sections, int) else list(np.split(x, indices_or_sections, axis=axis))
+
+
+def divide(a, b):
+    """Relax `divide`: true division for floats, truncation towards zero for integers."""
+    if a.dtype.kind in "iu":
+        q = np.abs(a.astype(np.int64)) // np.abs(b.astype(np.int64))
+        return np.where((a < 0) != (b < 0), -q, q)
+    return np.divide(a, b)
+
+
+HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
+           "strided_slice": strided_slice, "split": split, "divide": divide}
+
+
+# --- interpreting a graph ---------------------------------------------------------------------
+
+@dataclass
+class TensorFacts:
+    value: np.ndarray
+    exact: bool          # no rounding on its path: must match bit for bit
+    stable: bool         # no discontinuity applied to a rounded value: comparable at all
+    rtol: float
+    atol: float
+    magnitude: float     # largest |value| on its path, to scale atol
+
+
+def _magnitude(a: np.ndarray) -> float:
+    if a.size == 0 or a.dtype.kind not in "fiu":
+        return 0.0
+    with np.errstate(all="ignore"):
+        m = float(np.max(np.abs(a.astype(np.float64))))
+    return m if np.isfinite(m) else float("inf")
+
+
+def run_op(spec, node: Node, graph: Graph, values: dict) -> list[np.ndarray]:
+    """The reference result of one operator node, cast to the declared output types."""
+    env = op_env(spec, node, graph, values)
+    with np.errstate(all="ignore"):
+        result = spec.reference(env)
+    results = list(result) if spec.multi_output else [result]
+    out = []
+    for r, t in zip(results, node.outputs):
+        with np.errstate(all="ignore"):
+            arr = np.asarray(r).astype(t.dtype)
+        if tuple(arr.shape) != t.shape:
+            arr = np.broadcast_to(arr, t.shape).copy() if arr.size == 1 else arr
+        out.append(arr)
+    return out
+
+
+def interpret(graph: Graph, specs, leaf_values: dict[int, np.ndarray]) -> dict[Ref, TensorFacts]:
+    """Evaluate every node; `leaf_values` gives variables' values (constants carry theirs)."""
+    facts: dict[Ref, TensorFacts] = {}
+    values: dict[Ref, np.ndarray] = {}
+    for node in graph.nodes:
+        if node.kind != "op":
+            v = leaf_values[node.id] if node.kind == "var" else np.asarray(node.value, dtype=node.type.dtype)
+            values[Ref(node.id)] = v
+            facts[Ref(node.id)] = TensorFacts(v, True, True, 0.0, 0.0, _magnitude(v))
+            continue
+        spec = specs.ops[node.op]
+        outs = run_op(spec, node, graph, values)
+        ins = [facts[r] for r in node.input_refs()]
+        all_exact = all(f.exact for f in ins)
+        any_float = any(t.dtype.startswith("float") for t in node.outputs) or any(
+            graph.type_of(r).dtype.startswith("float") for r in node.input_refs())
+        exact = all_exact and (spec.exact or not any_float)
+        stable = all(f.stable for f in ins) and (spec.continuous or all_exact)
+        for i, (arr, t) in enumerate(zip(outs, node.outputs)):
+            rtol, atol = specs.tolerances[spec.tolerance].get(t.dtype, (0.0, 0.0))
+            rtol = max([rtol] + [f.rtol for f in ins])
+            atol = max([atol] + [f.atol for f in ins])
+            mag = max([_magnitude(arr)] + [f.magnitude for f in ins])
+            ref = Ref(node.id, i)
+            values[ref] = arr
+            facts[ref] = TensorFacts(arr, exact, stable, rtol, atol, mag)
+    return facts
