@@ -48,10 +48,12 @@ def declared_domain(spec, slot: int, env: dict, dtype: str) -> tuple[float, floa
 def draw(rng, t: TensorType, domain: tuple[float, float]) -> np.ndarray:
     lo, hi = domain
     if t.dtype == "bool":
-        return rng.random(t.shape) < 0.5
-    if t.dtype.startswith(("int", "uint")):
-        return rng.integers(int(np.ceil(lo)), int(np.floor(hi)) + 1, size=t.shape).astype(t.dtype)
-    return rng.uniform(lo, hi, size=t.shape).astype(t.dtype)
+        value = rng.random(t.shape) < 0.5
+    elif t.dtype.startswith(("int", "uint")):
+        value = rng.integers(int(np.ceil(lo)), int(np.floor(hi)) + 1, size=t.shape)
+    else:
+        value = rng.uniform(lo, hi, size=t.shape)
+    return np.asarray(value, dtype=t.dtype)  # rank 0 stays an array, not a NumPy scalar
 
 
 def leaf_domains(graph: Graph, specs) -> dict[int, tuple[float, float]]:

@@ -1,0 +1,128 @@
+"""`python -m hirfuzz`: the command line. Bad input gets one line and exit status 2."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .errors import HirfuzzError
+
+EXIT_USAGE = 2
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {text}")
+    return value
+
+
+def _names(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise argparse.ArgumentTypeError("expected a comma-separated list of names")
+    return names
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m hirfuzz",
+        description="Coverage-guided fuzzing of TVM Relax's high-level optimisations (HIRGen on Relax).")
+    p.add_argument("--mode", choices=["strict", "disruptive"], default="strict",
+                   help="strict: every graph valid (default); disruptive: break constraints on purpose")
+    p.add_argument("--seed", type=int, default=0, help="random seed; same seed and settings give the same graphs")
+    p.add_argument("--iterations", type=_positive_int, metavar="N", help="stop after N cases")
+    p.add_argument("--time", type=_positive_float, metavar="SECONDS", dest="time_s",
+                   help="stop after this many seconds (without --iterations or --time: run until Ctrl-C)")
+    p.add_argument("--ops", type=_positive_int, default=20, metavar="N", help="operators per graph (default 20)")
+    p.add_argument("--out", default="hirfuzz-out", metavar="DIR", help="output folder (default ./hirfuzz-out)")
+    p.add_argument("--target", default="llvm", help="llvm (default) or cuda")
+    p.add_argument("--no-coverage", action="store_true",
+                   help="disable coverage guidance (HIRGen's random baseline)")
+    p.add_argument("--only-ops", type=_names, metavar="OP,OP", help="generate only these ops")
+    p.add_argument("--dtypes", type=_names, metavar="DT,DT", help="generate only these data types")
+    p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SECONDS",
+                   help="time limit per case before the worker counts as hung (default 60)")
+    p.add_argument("--max-memory", type=_positive_int, default=8192, metavar="MB",
+                   help="address-space limit of the worker (default 8192)")
+    p.add_argument("--jobs", type=_positive_int, default=1, metavar="N", help="parallel workers (1 for now)")
+    p.add_argument("--specs", metavar="DIR", help="op spec folder (default: the shipped opspecs/)")
+    p.add_argument("--no-verify", action="store_true",
+                   help="do not re-run each new finding's reproducer before reporting it")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--list-ops", action="store_true", help="print the op names, one a line, and exit")
+    p.add_argument("--list-passes", action="store_true", help="print the pass catalog names, one a line, and exit")
+    return p
+
+
+def _cuda_present() -> bool:
+    return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0")
+
+
+def _check_target(target: str) -> str:
+    kind = target.split()[0].split("-")[0]
+    if kind not in ("llvm", "cuda"):
+        raise HirfuzzError(f"--target {target}: unknown target; use llvm or cuda")
+    if kind == "cuda" and not _cuda_present():
+        raise HirfuzzError("--target cuda: no CUDA device found on this machine; use --target llvm")
+    return target
+
+
+def run(argv=None) -> int:
+    args = build_parser().parse_args(argv)
+    from .spec import ALL_DTYPES, load_specs
+    specs = load_specs(args.specs)
+    if args.list_ops:
+        print("\n".join(specs.names()))
+        return 0
+    if args.list_passes:
+        from .passes import load_catalog
+        print("\n".join(p.name for p in load_catalog()))
+        return 0
+    if args.mode == "disruptive":
+        raise HirfuzzError("--mode disruptive is not yet supported; use --mode strict")
+    if args.jobs != 1:
+        raise HirfuzzError(f"--jobs {args.jobs}: parallel workers are not yet supported; use --jobs 1")
+    if args.only_ops:
+        unknown = [o for o in args.only_ops if o not in specs.ops]
+        if unknown:
+            raise HirfuzzError(f"--only-ops: unknown op(s) {', '.join(unknown)}; see --list-ops")
+    if args.dtypes:
+        unknown = [d for d in args.dtypes if d not in ALL_DTYPES]
+        if unknown:
+            raise HirfuzzError(f"--dtypes: unknown dtype(s) {', '.join(unknown)}; known: {', '.join(ALL_DTYPES)}")
+        usable = [o for o in (args.only_ops or specs.names()) if set(specs.ops[o].dtypes) & set(args.dtypes)]
+        if not usable:
+            raise HirfuzzError("--dtypes: no selected op accepts any of these data types")
+    target = _check_target(args.target)
+
+    from .campaign import Campaign, Settings, format_summary
+    settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,
+                        ops=args.ops, out=args.out, target=target, guided=not args.no_coverage,
+                        only_ops=args.only_ops, dtypes=args.dtypes, timeout_s=args.timeout,
+                        max_memory_mb=args.max_memory, spec_dir=args.specs, verify=not args.no_verify)
+    campaign = Campaign(settings, specs, progress=not args.no_progress)
+    data = campaign.run()
+    print(format_summary(data, args.out))
+    return 0
+
+
+def main(argv=None) -> int:
+    try:
+        return run(argv)
+    except HirfuzzError as exc:
+        print(f"hirfuzz: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE

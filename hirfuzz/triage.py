@@ -1,0 +1,306 @@
+"""Triage: signatures for deduplication, standalone reproducers, and finding folders.
+
+A finding's signature keys a crash on its kind, stage, exception type, deepest TVM source
+frame and normalised message (or on the signal), and a wrong result on the oracle; the
+same signature is reported once and counted. Each new finding gets a standalone
+``repro.py`` that uses only tvm and numpy: it rebuilds the module with BlockBuilder calls
+(so it works even when TVM crashes while printing), prints it as TVMScript, builds and
+runs it, and exits 1 while the bug is there. hirfuzz runs that script before reporting
+and keeps the finding only if the script fails the same way.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .graph import Graph, Ref
+
+MARK = "HIRFUZZ-REPRO"
+_FRAME = re.compile(r'File "[^"]*?/src/([^"]+)", line \d+, in (.+)')
+_CHECK = re.compile(r"(Check failed: .*?)(?:$|\n)")
+
+
+@dataclass
+class Finding:
+    kind: str                 # crash, hang, wrong-result
+    oracle: str               # crash or reference
+    stage: str                # lower, well_formed, build, run, or worker
+    signature: str
+    message: str              # one line, for the screen
+    detail: str = ""          # full exception text, log tail or mismatch description
+    case: int = -1
+    hits: int = 1
+    path: str = ""
+    confirmed: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+# --- signatures -------------------------------------------------------------------------------
+
+def normalize_message(message: str) -> str:
+    text = message.strip()
+    check = _CHECK.search(text)
+    line = check.group(1) if check else next((ln for ln in text.splitlines() if ln.strip()), "")
+    line = re.sub(r"0x[0-9a-fA-F]+", "0x?", line)
+    line = re.sub(r"\b(lv|gv|x|c|v)\d+\b", "V", line)
+    line = re.sub(r"\d+", "N", line)
+    line = re.sub(r"\s+", " ", line)
+    return line[:200]
+
+
+def top_tvm_frame(trace: str) -> str:
+    frames = _FRAME.findall(trace or "")
+    if not frames:
+        return ""
+    path, fn = frames[-1]
+    return f"{path}:{fn.strip()}"
+
+
+def crash_signature(stage: str, exc_type: str, message: str, trace: str) -> str:
+    return "|".join(["crash", stage, exc_type, top_tvm_frame(trace), normalize_message(message)])
+
+
+def death_signature(reason: str, sig: str | None) -> str:
+    return f"{'hang' if reason == 'timeout' else 'crash'}|worker|{sig or reason}"
+
+
+def short_id(signature: str) -> str:
+    return hashlib.sha1(signature.encode()).hexdigest()[:10]
+
+
+# --- reproducer -------------------------------------------------------------------------------
+
+class _Code:
+    """A Python expression in the reproducer; its repr is the text, so lists of them print."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def _literal(value) -> str:
+    return repr(value)
+
+
+def _array_code(a: np.ndarray) -> str:
+    return f"np.array({a.tolist()!r}, dtype={a.dtype.name!r})"
+
+
+def render_module_code(graph: Graph, specs) -> str:
+    """Python that rebuilds the lowered module with BlockBuilder calls (tvm + numpy only)."""
+    names: dict[Ref, str] = {}
+    lines = ["def build_module():", "    bb = relax.BlockBuilder()"]
+    params = []
+    for n in graph.variables:
+        name = f"x{n.id}"
+        names[Ref(n.id)] = name
+        params.append(name)
+        lines.append(f"    {name} = relax.Var({name!r}, relax.TensorType({list(n.type.shape)!r}, {n.type.dtype!r}))")
+    lines.append(f"    with bb.function('main', [{', '.join(params)}]):")
+    lines.append("        with bb.dataflow():")
+    for node in graph.nodes:
+        if node.kind == "const":
+            name = f"c{node.id}"
+            names[Ref(node.id)] = name
+            arr = np.asarray(node.value, dtype=node.type.dtype)
+            lines.append(f"            {name} = relax.const({_array_code(arr)}, {node.type.dtype!r})")
+        if node.kind != "op":
+            continue
+        spec = specs.ops[node.op]
+        env = {ispec.name: ([_Code(names[r]) for r in item] if isinstance(item, list) else _Code(names[item]))
+               for ispec, item in zip(spec.inputs, node.inputs)}
+        attrs = dict(node.attrs)
+        attrs["dtype"] = node.dtype
+        args = ([a({**attrs, **env}) for a in spec.call_args] if spec.call_args is not None
+                else [env[i.name] for i in spec.inputs])
+        kwargs = ({k: v(attrs) for k, v in spec.call_kwargs.items()} if spec.call_kwargs is not None
+                  else {k: attrs[k] for k in spec.kwarg_names()})
+        call_text = ", ".join([repr(a) for a in args] + [f"{k}={_literal(v)}" for k, v in kwargs.items()])
+        name = f"lv{node.id}"
+        lines.append(f"            {name} = bb.emit(relax.op.{spec.relax}({call_text}))")
+        if spec.multi_output:
+            for i in range(len(node.outputs)):
+                names[Ref(node.id, i)] = f"{name}_{i}"
+                lines.append(f"            {name}_{i} = bb.emit(relax.TupleGetItem({name}, {i}))")
+        else:
+            names[Ref(node.id)] = name
+    results = [names[r] for r in graph.results()]
+    out = results[0] if len(results) == 1 else f"relax.Tuple([{', '.join(results)}])"
+    lines.append(f"            gv = bb.emit_output({out})")
+    lines.append("        bb.emit_func_output(gv)")
+    lines.append("    return bb.get()")
+    return "\n".join(lines)
+
+
+_REPRO_MAIN = '''
+
+def flatten(value):
+    if isinstance(value, tvm.runtime.Tensor):
+        return [value.numpy()]
+    return [a for v in value for a in flatten(v)]
+
+
+def main():
+    stage = "lower"
+    try:
+        mod = build_module()
+        print(mod.script())
+        stage = "well_formed"
+        relax.analysis.well_formed(mod)
+        stage = "build"
+        executable = relax.build(mod, target=TARGET)
+        if not RUN:
+            print("{mark} ok")
+            return 0
+        stage = "run"
+        dev = tvm.cuda(0) if TARGET.startswith("cuda") else tvm.cpu(0)
+        vm = relax.VirtualMachine(executable, dev)
+        outputs = flatten(vm["main"](*[tvm.runtime.tensor(a, dev) for a in INPUTS]))
+    except Exception as exc:
+        print(f"{mark} stage={{stage}} error={{type(exc).__name__}}")
+        raise
+    if EXPECTED is None:
+        print("{mark} ok")
+        return 0
+    failed = False
+    for i, (got, (want, rtol, atol)) in enumerate(zip(outputs, EXPECTED)):
+        if want is None:
+            continue  # not comparable: rounding may have been amplified
+        if got.dtype != want.dtype or got.shape != want.shape:
+            print(f"result {{i}}: got {{got.dtype}}{{list(got.shape)}}, expected {{want.dtype}}{{list(want.shape)}}")
+            failed = True
+        elif atol == 0 and rtol == 0:
+            if not np.array_equal(got, want):
+                print(f"result {{i}}: {{int(np.sum(got != want))}} elements differ\\n got {{got}}\\n expected {{want}}")
+                failed = True
+        elif not np.allclose(got.astype("float64"), want.astype("float64"), rtol=rtol, atol=atol):
+            print(f"result {{i}}: outside rtol={{rtol}} atol={{atol}}\\n got {{got}}\\n expected {{want}}")
+            failed = True
+    print("{mark} mismatch" if failed else "{mark} ok")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''.format(mark=MARK)
+
+
+def render_reproducer(graph: Graph, specs, finding: Finding, target: str, inputs: list[np.ndarray],
+                      run: bool, expected: list | None, tvm_version: str | None) -> str:
+    """A standalone script: exits 1 (exception, mismatch) or dies while the bug is present."""
+    header = [
+        '"""hirfuzz reproducer.',
+        "",
+        f"Finding: {finding.kind} ({finding.oracle} oracle) at stage '{finding.stage}'",
+        f"Message: {finding.message}",
+        f"TVM: {tvm_version or 'unknown'}; target: {target}",
+        "Run: python repro.py   (exit status 0 means the bug no longer reproduces)",
+        '"""',
+        "import sys",
+        "",
+        "import numpy as np",
+        "import tvm",
+        "from tvm import relax",
+        "",
+        f"TARGET = {target!r}",
+        f"RUN = {run!r}",
+        "",
+    ]
+    body = [render_module_code(graph, specs), ""]
+    body.append("INPUTS = [")
+    body += [f"    {_array_code(a)}," for a in inputs]
+    body.append("]")
+    if expected is None:
+        body.append("EXPECTED = None")
+    else:
+        body.append("EXPECTED = [  # (expected value or None if not comparable, rtol, atol)")
+        for value, rtol, atol in expected:
+            body.append(f"    ({_array_code(value) if value is not None else 'None'}, {rtol!r}, {atol!r}),")
+        body.append("]")
+    return "\n".join(header + body) + _REPRO_MAIN
+
+
+@dataclass
+class ReproOutcome:
+    reproduced: bool
+    observed: str
+    output: str
+
+
+def check_reproducer(script: Path, finding: Finding, timeout_s: float) -> ReproOutcome:
+    """Run the saved script alone and say whether it fails the way the fuzzer saw."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    try:
+        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                              timeout=timeout_s, cwd=script.parent, env=env, start_new_session=True)
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"").decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        return ReproOutcome(finding.kind == "hang", "hang", out[-4000:])
+    output = (proc.stdout or "") + (proc.stderr or "")
+    if proc.returncode < 0:
+        import signal
+        observed = f"signal {signal.Signals(-proc.returncode).name}"
+        want = finding.extra.get("signal")
+        return ReproOutcome(finding.kind == "crash" and finding.stage == "worker" and want in observed,
+                            observed, output[-4000:])
+    marks = [ln for ln in (proc.stdout or "").splitlines() if ln.startswith(MARK)]
+    last = marks[-1] if marks else ""
+    if finding.kind == "wrong-result":
+        return ReproOutcome(last == f"{MARK} mismatch", last or f"exit {proc.returncode}", output[-4000:])
+    want = f"{MARK} stage={finding.stage} error={finding.extra.get('exc_type')}"
+    if finding.stage == "worker":
+        # the worker died of a signal, but Python may have turned it into an exception
+        return ReproOutcome(proc.returncode != 0 and last != f"{MARK} ok", last or f"exit {proc.returncode}",
+                            output[-4000:])
+    return ReproOutcome(last == want, last or f"exit {proc.returncode}", output[-4000:])
+
+
+# --- finding folders --------------------------------------------------------------------------
+
+def write_atomic(path: Path, text: str):
+    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def save_folder(parent: Path, name: str, files: dict[str, str]) -> Path:
+    """Write a folder of files so that it appears whole or not at all."""
+    parent.mkdir(parents=True, exist_ok=True)
+    final = parent / name
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=parent))
+    for fname, text in files.items():
+        (tmp / fname).write_text(text)
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(tmp, final)
+    return final
+
+
+def finding_files(finding: Finding, case_json: dict, repro: str, log: str, outcome: ReproOutcome | None) -> dict:
+    files = {
+        "finding.json": json.dumps(finding.to_json(), indent=2) + "\n",
+        "case.json": json.dumps(case_json) + "\n",
+        "repro.py": repro,
+        "log.txt": log,
+    }
+    if outcome is not None:
+        files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}"
+    return files

@@ -1,0 +1,119 @@
+"""The worker: a process that imports TVM once and lowers, builds and runs many cases.
+
+TVM can segfault, abort, hang or eat memory, so it never runs in the coordinator. The
+coordinator starts ``python -m hirfuzz.worker`` and speaks JSON lines over a private pipe
+(the worker points its own stdout at stderr first, so whatever TVM prints cannot corrupt
+the protocol). A request is a case; the reply says which stage failed and how, or carries
+the outputs. A signal or a hang is seen by the coordinator as a dead or silent worker.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import sys
+import time
+import traceback
+
+import numpy as np
+
+STAGES = ("lower", "well_formed", "build", "run")
+
+
+def encode_array(a: np.ndarray) -> str:
+    buf = io.BytesIO()
+    np.save(buf, np.asarray(a), allow_pickle=False)  # (ascontiguousarray would make rank 0 rank 1)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def decode_array(text: str) -> np.ndarray:
+    return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
+
+
+def error_reply(stage: str, exc: BaseException) -> dict:
+    return {"status": "error", "stage": stage, "exc_type": type(exc).__name__,
+            "message": str(exc), "traceback": traceback.format_exc()}
+
+
+def execute_case(request: dict, specs) -> dict:
+    """Lower, check, build and (if asked) run one case; never raises."""
+    from tvm import relax
+
+    from .compile import BuildConfig, build_module
+    from .graph import Graph
+    from .lower import lower_graph
+    from .run import run_module
+
+    timings = {}
+    stage = "lower"
+    try:
+        t0 = time.perf_counter()
+        graph = Graph.from_json(request["graph"])
+        mod = lower_graph(graph, specs)
+        stage = "well_formed"
+        relax.analysis.well_formed(mod)
+        timings["lower"] = time.perf_counter() - t0
+        config = BuildConfig(target=request.get("target", "llvm"))
+        stage = "build"
+        t0 = time.perf_counter()
+        executable = build_module(mod, config)
+        timings["build"] = time.perf_counter() - t0
+        outputs = []
+        if request.get("run", True):
+            stage = "run"
+            t0 = time.perf_counter()
+            inputs = [decode_array(a) for a in request["inputs"]]
+            outputs = run_module(executable, config, inputs)
+            timings["run"] = time.perf_counter() - t0
+    except Exception as exc:  # every exception is data for the oracle
+        reply = error_reply(stage, exc)
+        reply["timings"] = timings
+        return reply
+    return {"status": "ok", "outputs": [encode_array(o) for o in outputs], "timings": timings}
+
+
+def serve(spec_dir: str | None) -> int:
+    proto_out = os.fdopen(os.dup(1), "w", buffering=1)
+    os.dup2(2, 1)  # TVM's prints go to the log, not into the protocol
+    sys.stdout = sys.stderr
+    import tvm
+
+    from .spec import load_specs
+    specs = load_specs(spec_dir)
+    proto_out.write(json.dumps({"ready": True, "tvm": tvm.__version__, "pid": os.getpid()}) + "\n")
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        request = json.loads(line)
+        if request.get("kind") == "test-crash":
+            _test_crash(request)  # for tests of the coordinator's survival
+        reply = execute_case(request, specs)
+        reply["case"] = request.get("case")
+        proto_out.write(json.dumps(reply) + "\n")
+    return 0
+
+
+def _test_crash(request: dict):
+    """Test-only misbehaviour: lets tests kill a worker without relying on a TVM bug."""
+    how = request.get("how")
+    if how == "segfault":
+        import ctypes
+        ctypes.string_at(0)
+    if how == "abort":
+        os.abort()
+    if how == "hang":
+        while True:
+            time.sleep(1)
+
+
+def main(argv=None) -> int:
+    import argparse
+    parser = argparse.ArgumentParser(prog="python -m hirfuzz.worker")
+    parser.add_argument("--specs", default=None)
+    args = parser.parse_args(argv)
+    return serve(args.specs)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
