@@ -134,8 +134,14 @@ def divide(a, b):
     return np.divide(a, b)
 
 
+def erf(x):
+    """The error function, computed in float64 (NumPy has no erf)."""
+    import math
+    return np.vectorize(math.erf, otypes=[np.float64])(np.asarray(x, dtype=np.float64))
+
+
 HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
-           "strided_slice": strided_slice, "split": split, "divide": divide}
+           "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf}
 
 
 # --- interpreting a graph ---------------------------------------------------------------------
