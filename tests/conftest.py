@@ -1,0 +1,32 @@
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SPECS = ROOT / "opspecs"
+
+
+@pytest.fixture(scope="session")
+def specs():
+    from hirfuzz.spec import load_specs
+    return load_specs()
+
+
+@pytest.fixture
+def spec_copy(tmp_path):
+    """A writable copy of the shipped op specs, for tests that plant a change."""
+    dest = tmp_path / "opspecs"
+    shutil.copytree(SPECS, dest)
+    return dest
+
+
+def run_hirfuzz(*args, timeout=600):
+    """Run the CLI as a user would; returns the CompletedProcess."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, "-m", "hirfuzz", *map(str, args)], capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=ROOT)

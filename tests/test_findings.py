@@ -1,0 +1,69 @@
+"""Oracles end to end: planted spec mistakes become findings whose reproducers fail alone."""
+import json
+import subprocess
+import sys
+
+from conftest import run_hirfuzz
+
+BOOL_ADD = """
+ops:
+  - name: add
+    inputs:
+      - a
+      - {name: b, shape: "a.shape"}
+    constraints: ["b.shape == a.shape"]
+    dtypes: [bool]
+    reference: np.logical_or(a, b)
+"""
+
+WRONG_EXP = """
+ops:
+  - name: exp
+    inputs: [x]
+    dtypes: [float32]
+    reference: np.exp(x) + 0.5
+    tolerance: transcendental
+"""
+
+
+def plant(tmp_path, text):
+    d = tmp_path / "specs"
+    d.mkdir()
+    (d / "ops.yaml").write_text(text)
+    (d / "tolerances.yaml").write_text((__import__("conftest").SPECS / "tolerances.yaml").read_text())
+    return d
+
+
+def campaign(tmp_path, specs, n=2):
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--specs", specs, "--iterations", n, "--ops", 2, "--out", out, "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    return out, json.loads((out / "summary.json").read_text())
+
+
+def test_build_crash_is_found_deduplicated_and_reproduced(tmp_path):
+    # TVM 0.27 accepts add on bool tensors in type inference, then fails in legalisation
+    out, summary = campaign(tmp_path, plant(tmp_path, BOOL_ADD), n=3)
+    assert len(summary["findings"]) == 1
+    f = summary["findings"][0]
+    assert f["kind"] == "crash" and f["stage"] == "build" and f["hits"] == 3
+    assert "InternalError" in f["signature"]
+    repro = subprocess.run([sys.executable, f"{f['path']}/repro.py"], capture_output=True, text=True, timeout=300)
+    assert repro.returncode == 1
+    assert "HIRFUZZ-REPRO stage=build error=InternalError" in repro.stdout
+    saved = json.loads(open(f"{f['path']}/case.json").read())
+    assert saved["graph"]["nodes"]
+
+
+def test_wrong_result_is_reported_with_expected_values(tmp_path):
+    out, summary = campaign(tmp_path, plant(tmp_path, WRONG_EXP), n=1)
+    assert [f["kind"] for f in summary["findings"]] == ["wrong-result"]
+    f = summary["findings"][0]
+    assert f["oracle"] == "reference"
+    repro = subprocess.run([sys.executable, f"{f['path']}/repro.py"], capture_output=True, text=True, timeout=300)
+    assert repro.returncode == 1 and "HIRFUZZ-REPRO mismatch" in repro.stdout
+
+
+def test_correct_specs_give_no_finding(tmp_path):
+    out, summary = campaign(tmp_path, plant(tmp_path, WRONG_EXP.replace(" + 0.5", "")), n=2)
+    assert summary["findings"] == [] and summary["compared"] == 2

@@ -1,0 +1,46 @@
+"""Workers: a segfault, an abort or a hang in a worker is recorded and the next case runs."""
+import numpy as np
+import pytest
+
+from hirfuzz.coverage import Coverage
+from hirfuzz.generate import generate_graph
+from hirfuzz.inputs import choose_inputs
+from hirfuzz.sandbox import Death, Worker
+from hirfuzz.worker import encode_array, decode_array
+
+
+def real_case(specs, seed=0):
+    g = generate_graph(specs, np.random.default_rng(seed), 4, Coverage())
+    ci = choose_inputs(g, specs, np.random.default_rng(seed))
+    return {"case": 1, "graph": g.to_json(), "run": ci.comparable,
+            "inputs": [encode_array(ci.values[n.id]) for n in g.variables]}
+
+
+@pytest.fixture(scope="module")
+def worker(tmp_path_factory):
+    w = Worker(tmp_path_factory.mktemp("w") / "worker.log", max_memory_mb=8192)
+    yield w
+    w.close()
+
+
+@pytest.mark.parametrize("how,reason,signal", [
+    ("segfault", "signal", "SIGSEGV"),
+    ("abort", "signal", "SIGABRT"),
+    ("hang", "timeout", None),
+])
+def test_worker_death_is_reported_and_worker_restarts(worker, specs, how, reason, signal):
+    worker.submit({"kind": "test-crash", "how": how})
+    death = worker.wait(timeout_s=5)
+    assert isinstance(death, Death)
+    assert death.reason == reason and death.signal == signal
+    restarts = worker.restarts
+    worker.submit(real_case(specs))
+    reply = worker.wait(timeout_s=120)
+    assert isinstance(reply, dict) and reply["status"] == "ok", reply
+    assert worker.restarts == restarts
+
+
+def test_rank0_arrays_survive_the_pipe():
+    a = np.asarray(2.5, dtype="float16")
+    b = decode_array(encode_array(a))
+    assert b.shape == () and b.dtype == np.float16 and b == a
