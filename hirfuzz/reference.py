@@ -140,8 +140,18 @@ def erf(x):
     return np.vectorize(math.erf, otypes=[np.float64])(np.asarray(x, dtype=np.float64))
 
 
+def cumsum(x, axis, exclusive=False):
+    """Relax `cumsum` with the input's dtype (integers wrap), optionally exclusive."""
+    x = np.asarray(x)
+    out = np.cumsum(x, axis=axis, dtype=x.dtype)
+    if exclusive:
+        out = out - x
+    return out
+
+
 HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
-           "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf}
+           "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf,
+           "cumsum": cumsum}
 
 
 # --- interpreting a graph ---------------------------------------------------------------------
