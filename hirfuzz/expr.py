@@ -399,6 +399,15 @@ def split_shapes(shape, indices_or_sections, axis) -> list:
     return [shape[:axis] + [p] + shape[axis + 1:] for p in parts]
 
 
+def strided_slice_shape(shape, axes, begin, end, strides) -> list:
+    """The shape of ``x[...]`` sliced with Python semantics along `axes` (as ``slice_len``)."""
+    out = list(shape)
+    for a, b, e, s in zip(axes, begin, end, strides):
+        a = normalize_axis(a, len(out))
+        out[a] = slice_len(out[a], b, e, s)
+    return out
+
+
 def concat_shape(shapes, axis) -> list:
     shapes = [list(s) for s in shapes]
     axis = normalize_axis(axis, len(shapes[0]))
@@ -483,7 +492,8 @@ FUNCTIONS: dict[str, Callable] = {
     "prod": prod, "broadcastable": broadcastable, "broadcast_shapes": broadcast_shapes,
     "normalize_axis": normalize_axis, "normalize_axes": normalize_axes,
     "reduce_shape": reduce_shape, "window_out": window_out, "slice_len": slice_len,
-    "split_shapes": split_shapes, "concat_shape": concat_shape, "permute": permute,
+    "split_shapes": split_shapes, "concat_shape": concat_shape,
+    "strided_slice_shape": strided_slice_shape, "permute": permute,
     "expand_shape": expand_shape, "squeeze_shape": squeeze_shape, "tile_shape": tile_shape,
     "matmul_shape": matmul_shape,
     "is_float": is_float, "is_int": is_int, "is_signed": is_signed,
