@@ -383,6 +383,15 @@ def window_out(size, kernel, stride, pad_lo, pad_hi, dilation=1, ceil_mode=False
     return _floordiv(span, stride) + 1
 
 
+def pool_out(size, kernel, stride, pad_lo, pad_hi, dilation=1, ceil_mode=False):
+    """Output length of a pooling window as TVM (and PyTorch) compute it: in ceil mode the
+    last window must start inside the input or its leading padding (concrete values only)."""
+    out = window_out(size, kernel, stride, pad_lo, pad_hi, dilation, ceil_mode)
+    if ceil_mode and (out - 1) * stride >= size + pad_lo:
+        out -= 1
+    return out
+
+
 def slice_len(n, begin, end, stride) -> int:
     return len(range(n)[slice(begin, end, stride)])
 
@@ -491,7 +500,8 @@ FUNCTIONS: dict[str, Callable] = {
     "ceil": math.ceil, "floor": math.floor,
     "prod": prod, "broadcastable": broadcastable, "broadcast_shapes": broadcast_shapes,
     "normalize_axis": normalize_axis, "normalize_axes": normalize_axes,
-    "reduce_shape": reduce_shape, "window_out": window_out, "slice_len": slice_len,
+    "reduce_shape": reduce_shape, "window_out": window_out, "pool_out": pool_out,
+    "slice_len": slice_len,
     "split_shapes": split_shapes, "concat_shape": concat_shape,
     "strided_slice_shape": strided_slice_shape, "permute": permute,
     "expand_shape": expand_shape, "squeeze_shape": squeeze_shape, "tile_shape": tile_shape,

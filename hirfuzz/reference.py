@@ -109,6 +109,21 @@ def max_pool2d(data, pool_size, strides, padding, dilation, ceil_mode=False):
     return out
 
 
+def max_pool2d_tvm(data, pool_size, strides, padding, dilation, ceil_mode=False):
+    """`max_pool2d` with TVM's ceil-mode output size: a last window that would start in the
+    trailing padding is dropped (as in PyTorch)."""
+    out = max_pool2d(data, pool_size, strides, padding, dilation, ceil_mode)
+    if ceil_mode:
+        h, w = data.shape[2], data.shape[3]
+        oh, ow = out.shape[2], out.shape[3]
+        if (oh - 1) * strides[0] >= h + padding[0]:
+            oh -= 1
+        if (ow - 1) * strides[1] >= w + padding[1]:
+            ow -= 1
+        out = out[:, :, :oh, :ow]
+    return out
+
+
 def _window(size, k, s, lo, hi, d, ceil_mode):
     span = size + lo + hi - d * (k - 1) - 1
     return (span + s - 1) // s + 1 if ceil_mode else span // s + 1
@@ -151,7 +166,7 @@ def cumsum(x, axis, exclusive=False):
 
 HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
            "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf,
-           "cumsum": cumsum}
+           "cumsum": cumsum, "max_pool2d_tvm": max_pool2d_tvm}
 
 
 # --- interpreting a graph ---------------------------------------------------------------------
