@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -53,10 +54,10 @@ class Case:
     index: int
     graph: Graph
     inputs: list[np.ndarray]
-    comparable: bool
+    runnable: bool            # False: an input may trap (integer division by zero)
     expected: list            # TensorFacts per result of main
     gen_ms: float
-    not_comparable_because: str = ""
+    violation: str = ""       # the first domain violation, whose results are not compared
     request: dict = field(default_factory=dict)
 
 
@@ -66,8 +67,8 @@ class Counters:
     valid: int = 0            # passed relax.analysis.well_formed
     built: int = 0
     ran: int = 0
-    compared: int = 0
-    not_comparable: int = 0
+    compared: int = 0         # ran, and at least one result was compared
+    not_run: int = 0          # built only: every input draw may trap
     spec_disagreements: int = 0
     unconfirmed: int = 0
     findings_hits: int = 0
@@ -138,11 +139,9 @@ class Campaign:
         chosen = choose_inputs(graph, self.specs, np.random.default_rng([self.s.seed, index]))
         inputs = [chosen.values[n.id] for n in graph.variables]
         expected = [chosen.facts[r] for r in graph.results()]
-        case = Case(index, graph, inputs, chosen.comparable, expected, gen_ms, chosen.reason)
-        # without comparable inputs an intermediate may hit UB (integer division by zero),
-        # so such a case is built but not run
+        case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason)
         case.request = {"case": index, "graph": graph.to_json(), "target": self.s.target,
-                        "run": chosen.comparable, "inputs": [encode_array(a) for a in inputs]}
+                        "run": chosen.runnable, "inputs": [encode_array(a) for a in inputs]}
         self.counters.gen_s += time.perf_counter() - t0
         return case
 
@@ -205,7 +204,7 @@ class Campaign:
         self.stats_file.write(json.dumps({
             "case": case.index, "t": round(time.monotonic() - self.started, 3), "status": status,
             "gen_ms": round(case.gen_ms, 3), "findings": len(self.findings),
-            "not_comparable": case.not_comparable_because or None,
+            "violation": case.violation or None,
             "coverage": self.coverage.counts()}) + "\n")
 
     def on_error(self, case: Case, reply: dict):
@@ -228,11 +227,12 @@ class Campaign:
         self.record(case, finding, reply["traceback"])
 
     def on_success(self, case: Case, reply: dict) -> str:
-        if not case.comparable:
-            self.counters.not_comparable += 1
+        if not case.runnable:
+            self.counters.not_run += 1
             return "built"
         self.counters.ran += 1
-        self.counters.compared += 1
+        if any(f.stable for f in case.expected):
+            self.counters.compared += 1
         outputs = [decode_array(a) for a in reply["outputs"]]
         mismatches = compare_results(case.expected, outputs)
         if not mismatches:
@@ -271,9 +271,9 @@ class Campaign:
             expected = [((f.value if f.stable else None), f.rtol if not f.exact else 0.0,
                          (f.atol * max(1.0, f.magnitude)) if not f.exact else 0.0) for f in case.expected]
         repro = render_reproducer(case.graph, self.specs, finding, self.s.target, case.inputs,
-                                  run=case.comparable, expected=expected, tvm_version=self.worker.tvm_version)
+                                  run=case.runnable, expected=expected, tvm_version=self.worker.tvm_version)
         case_json = {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
-                     "graph": case.graph.to_json(), "comparable": case.comparable}
+                     "graph": case.graph.to_json(), "runnable": case.runnable}
         name = f"{len(table) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
         path = save_folder(self.out / folder, name, finding_files(finding, case_json, repro, log, None))
         finding.path = str(path)
@@ -288,7 +288,6 @@ class Campaign:
                 self.counters.unconfirmed += 1
                 target = save_folder(self.out / "unconfirmed", name,
                                      finding_files(finding, case_json, repro, log, outcome))
-                import shutil
                 shutil.rmtree(path, ignore_errors=True)
                 finding.path = str(target)
                 self.unconfirmed[finding.signature] = finding
@@ -316,8 +315,8 @@ class Campaign:
             "hirfuzz": __version__, "tvm": self.worker.tvm_version, "mode": self.s.mode,
             "seed": self.s.seed, "target": self.s.target, "ops_per_graph": self.s.ops,
             "coverage_guided": self.s.guided,
-            "cases": c.cases, "valid": c.valid, "built": c.built, "compared": c.compared,
-            "not_comparable": c.not_comparable, "elapsed_s": round(elapsed, 3),
+            "cases": c.cases, "valid": c.valid, "built": c.built, "ran": c.ran, "compared": c.compared,
+            "not_run": c.not_run, "elapsed_s": round(elapsed, 3),
             "time_in_tvm_s": round(in_tvm, 3), "time_building_running_s": round(c.tvm_s, 3),
             "time_starting_workers_s": round(self.worker.startup_s, 3),
             "time_verifying_reproducers_s": round(c.verify_s, 3), "generation_s": round(c.gen_s, 3),

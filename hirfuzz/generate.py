@@ -53,14 +53,19 @@ class GraphBuilder:
         self.rng = rng
         self.graph = Graph()
         self.by_dtype: dict[str, list[Ref]] = {}
+        # tensors computed from constants alone: TVM folds them at build time, so one that
+        # leaves an op's domain (a zero divisor) breaks the build, whatever the inputs
+        self.const_derived: set[Ref] = set()
 
     # --- choosing inputs --------------------------------------------------------------------
 
     def _type(self, ref: Ref, pending: dict) -> TensorType:
         return pending[ref.node] if ref.node < 0 else self.graph.type_of(ref)
 
-    def _candidates(self, dtype: str, ok) -> list[Ref]:
+    def _candidates(self, dtype: str, ok, restricted: bool) -> list[Ref]:
         pool = self.by_dtype.get(dtype, [])
+        if restricted:
+            pool = [r for r in pool if r not in self.const_derived]
         if len(pool) > CANDIDATE_SAMPLE:
             idx = self.rng.choice(len(pool), size=CANDIDATE_SAMPLE, replace=False)
             pool = [pool[i] for i in idx]
@@ -117,7 +122,7 @@ class GraphBuilder:
                 lo, hi = ispec.rank
                 base_ok = checker(ispec.name, False)
                 ok = lambda info: lo <= info.rank <= hi and base_ok(info)  # noqa: E731
-                ref = self._pick(self._candidates(in_dtype, ok), used)
+                ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None), used)
                 if ref is None:
                     ref = new_leaf(TensorType(tuple(E.rand_shape(rng, rng.integers(lo, hi + 1))), in_dtype), slot)
                 env[ispec.name] = TensorInfo.of(self._type(ref, pending))
@@ -130,7 +135,7 @@ class GraphBuilder:
             ok = checker(ispec.name, ispec.variadic is not None, ispec.shape)
             refs = []
             for _ in range(count):
-                ref = self._pick(self._candidates(in_dtype, ok), used)
+                ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None), used)
                 if ref is None:
                     shape = ispec.shape(env)
                     ref = new_leaf(TensorType(tuple(int(d) for d in shape), in_dtype), slot)
@@ -186,6 +191,7 @@ class GraphBuilder:
             if self.rng.random() < P_CONST:
                 value = draw(self.rng, t, domain).tolist()
                 node = Node(nid, "const", [t], value=value)
+                self.const_derived.add(Ref(nid))
             else:
                 node = Node(nid, "var", [t])
             self.graph.add(node)
@@ -198,8 +204,11 @@ class GraphBuilder:
         node = Node(len(self.graph.nodes), "op", ins.outputs, op=ins.op, dtype=ins.dtype,
                     inputs=inputs, attrs=ins.attrs)
         self.graph.add(node)
+        folded = all(r in self.const_derived for r in node.input_refs())
         for i, t in enumerate(ins.outputs):
             self._offer(Ref(node.id, i), t)
+            if folded:
+                self.const_derived.add(Ref(node.id, i))
         return node
 
     def _offer(self, ref: Ref, t: TensorType):

@@ -73,26 +73,57 @@ def leaf_domains(graph: Graph, specs) -> dict[int, tuple[float, float]]:
     return {k: (lo, max(lo, hi)) for k, (lo, hi) in domains.items()}
 
 
-def domain_violation(graph: Graph, specs, facts: dict[Ref, TensorFacts]) -> str | None:
-    """The first op input outside its declared domain, or a NaN/Inf anywhere; None if clean."""
+@dataclass
+class Violations:
+    """What a draw of inputs does outside the ops' domains."""
+    tainted: set[int]          # op nodes whose results are not comparable (and those below)
+    trap: str | None           # a violation that may trap at run time (integer division by 0)
+    first: str | None          # the first violation, for the log
+
+    @property
+    def clean(self) -> bool:
+        return not self.tainted
+
+
+def find_violations(graph: Graph, specs, facts: dict[Ref, TensorFacts]) -> Violations:
+    """Op inputs outside their declared domain, and NaN/Inf results, with what they taint."""
+    tainted: set[int] = set()
+    trap = first = None
     for node in graph.operators:
         spec = specs.ops[node.op]
-        env = op_env(spec, node, graph)
-        for slot, item in enumerate(node.inputs):
-            for ref in item if isinstance(item, list) else [item]:
-                value = facts[ref].value
-                if value.dtype.kind == "b" or value.size == 0:
-                    continue
-                declared = declared_domain(spec, slot, env, value.dtype.name)
-                if declared is None:
-                    continue
-                lo, hi = declared
-                if value.min() < lo or value.max() > hi:
-                    return f"input {slot} of node {node.id} ({node.op}) leaves [{lo}, {hi}]"
-        for i in range(len(node.outputs)):
-            v = facts[Ref(node.id, i)].value
-            if v.dtype.kind == "f" and not np.all(np.isfinite(v)):
-                return f"node {node.id} ({node.op}) produces NaN or Inf"
+        refs = node.input_refs()
+        if any(r.node in tainted for r in refs):
+            tainted.add(node.id)
+            continue
+        problem = _input_outside_domain(spec, node, graph, facts)
+        if problem is None and any(_not_finite(facts[Ref(node.id, i)].value) for i in range(len(node.outputs))):
+            problem = f"node {node.id} ({node.op}) produces NaN or Inf"
+        if problem is None:
+            continue
+        tainted.add(node.id)
+        first = first or problem
+        if spec.may_trap and trap is None:
+            trap = problem
+    return Violations(tainted, trap, first)
+
+
+def _not_finite(v: np.ndarray) -> bool:
+    return v.dtype.kind == "f" and not np.all(np.isfinite(v))
+
+
+def _input_outside_domain(spec, node, graph, facts) -> str | None:
+    env = op_env(spec, node, graph)
+    for slot, item in enumerate(node.inputs):
+        for ref in item if isinstance(item, list) else [item]:
+            value = facts[ref].value
+            if value.dtype.kind == "b" or value.size == 0:
+                continue
+            declared = declared_domain(spec, slot, env, value.dtype.name)
+            if declared is None:
+                continue
+            lo, hi = declared
+            if value.min() < lo or value.max() > hi:
+                return f"input {slot} of node {node.id} ({node.op}) leaves [{lo}, {hi}]"
     return None
 
 
@@ -100,17 +131,34 @@ def domain_violation(graph: Graph, specs, facts: dict[Ref, TensorFacts]) -> str 
 class CaseInputs:
     values: dict[int, np.ndarray]        # variable id -> value
     facts: dict[Ref, TensorFacts]        # reference result of every tensor
-    comparable: bool                     # False: no draw kept every intermediate in domain
-    reason: str = ""
+    runnable: bool                       # False: every draw may trap (never run such a case)
+    reason: str = ""                     # the first domain violation of the kept draw, if any
+
+    @property
+    def comparable(self) -> bool:
+        """Every result can be compared: the kept draw violates no domain."""
+        return self.runnable and not self.reason
 
 
 def choose_inputs(graph: Graph, specs, rng) -> CaseInputs:
+    """A draw with no violation if one of a few is; else the one tainting the fewest ops.
+
+    Results below a violation are marked unstable (not compared); a draw that may trap
+    is kept only if no other draw exists, and then the case is built but not run.
+    """
     domains = leaf_domains(graph, specs)
-    reason = ""
+    best = None
     for _ in range(REDRAWS):
         values = {n.id: draw(rng, n.type, domains[n.id]) for n in graph.variables}
         facts = interpret(graph, specs, values)
-        reason = domain_violation(graph, specs, facts)
-        if reason is None:
-            return CaseInputs(values, facts, True)
-    return CaseInputs(values, facts, False, reason)
+        found = find_violations(graph, specs, facts)
+        key = (found.trap is not None, len(found.tainted))
+        if best is None or key < best[0]:
+            best = (key, values, facts, found)
+        if found.clean:
+            break
+    _, values, facts, found = best
+    for node_id in found.tainted:
+        for i in range(len(graph.nodes[node_id].outputs)):
+            facts[Ref(node_id, i)].stable = False
+    return CaseInputs(values, facts, found.trap is None, found.first or "")

@@ -16,6 +16,8 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
 - ``reference``: a NumPy expression computing the result.
 - ``tolerance``: the tolerance class its result is compared under; ``exact`` and
   ``continuous`` say how rounding differences can propagate through it.
+- ``may_trap``: an input outside the domain can trap at run time (integer division by
+  zero raises SIGFPE), so a case with such an input is built but never run.
 - ``call``: how to call ``relax.op.<relax>`` (default: inputs positionally, attrs by name).
 
 Expressions are compiled once here by ``expr.compile_expr``; nothing is ever ``eval``-ed.
@@ -40,7 +42,7 @@ ALL_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uin
 DEFAULT_SPEC_DIR = Path(__file__).resolve().parent.parent / "opspecs"
 
 _OP_KEYS = {"name", "relax", "inputs", "dtypes", "attrs", "solve", "constraints", "output",
-            "reference", "tolerance", "exact", "continuous", "call", "note"}
+            "reference", "tolerance", "exact", "continuous", "may_trap", "call", "note"}
 _INPUT_KEYS = {"name", "rank", "dtype", "shape", "domain", "variadic"}
 _OUTPUT_KEYS = {"shape", "shapes", "dtype"}
 _TOLERANCE_KEYS = set(ALL_DTYPES)
@@ -78,6 +80,7 @@ class OpSpec:
     tolerance: str
     exact: bool
     continuous: bool
+    may_trap: bool
     call_args: list[E.Compiled] | None
     call_kwargs: dict[str, E.Compiled] | None
     source: str
@@ -266,7 +269,7 @@ def _read_op(path: str, entry: Any, namespaces) -> OpSpec:
             r.fail("call.kwargs", "expected a mapping of keyword to expression")
         call_kwargs = {str(k): r.expr(f"call.kwargs.{k}", v) for k, v in call["kwargs"].items()}
 
-    for fld in ("exact", "continuous"):
+    for fld in ("exact", "continuous", "may_trap"):
         if fld in entry and not isinstance(entry[fld], bool):
             r.fail(fld, "expected true or false")
     relax_name = entry.get("relax", entry["name"])
@@ -278,7 +281,8 @@ def _read_op(path: str, entry: Any, namespaces) -> OpSpec:
         solve=solve, constraints=constraints, out_shape=out_shape, out_shapes=out_shapes,
         out_dtype=out_dtype, reference=r.expr("reference", entry["reference"]),
         tolerance=tolerance, exact=bool(entry.get("exact", False)),
-        continuous=bool(entry.get("continuous", True)), call_args=call_args,
+        continuous=bool(entry.get("continuous", True)), may_trap=bool(entry.get("may_trap", False)),
+        call_args=call_args,
         call_kwargs=call_kwargs, source=path, note=str(entry.get("note", "")),
     )
 

@@ -12,7 +12,7 @@ from hirfuzz.worker import encode_array, decode_array
 def real_case(specs, seed=0):
     g = generate_graph(specs, np.random.default_rng(seed), 4, Coverage())
     ci = choose_inputs(g, specs, np.random.default_rng(seed))
-    return {"case": 1, "graph": g.to_json(), "run": ci.comparable,
+    return {"case": 1, "graph": g.to_json(), "run": ci.runnable,
             "inputs": [encode_array(ci.values[n.id]) for n in g.variables]}
 
 
