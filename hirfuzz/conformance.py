@@ -149,6 +149,8 @@ def run_sample(specs, op_name: str, dtype: str, rng, config: BuildConfig | None 
         inputs = choose_inputs(graph, specs, rng)
     except Exception as exc:  # the reference itself raised
         return fail("reference", _short(exc))
+    if not getattr(inputs, "runnable", True):  # an input may trap (integer division by 0)
+        return Sample(dtype, "incomparable", f"not run: {inputs.reason}", case)
     try:
         actual = run_module(executable, config, [inputs.values[n.id] for n in graph.variables])
     except Exception as exc:
