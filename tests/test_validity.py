@@ -31,7 +31,9 @@ def test_strict_graph_is_well_formed_builds_and_matches_reference(specs, graphs,
     config = BuildConfig()
     ex = build_module(mod, config)
     chosen = choose_inputs(g, specs, np.random.default_rng(i))
-    if not chosen.comparable:
-        pytest.skip(f"no input draw kept every intermediate in domain: {chosen.reason}")
+    if not chosen.runnable:
+        pytest.skip(f"every input draw may trap: {chosen.reason}")
     outs = run_module(ex, config, [chosen.values[n.id] for n in g.variables])
-    assert compare_results([chosen.facts[r] for r in g.results()], outs) == []
+    expected = [chosen.facts[r] for r in g.results()]
+    assert any(e.stable for e in expected), "nothing left to compare"
+    assert compare_results(expected, outs) == []
