@@ -164,9 +164,15 @@ def cumsum(x, axis, exclusive=False):
     return out
 
 
+def log_add_exp(a, b):
+    """log(exp(a) + exp(b)), computed in float64."""
+    return np.logaddexp(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+
+
 HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
            "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf,
            "cumsum": cumsum, "max_pool2d_tvm": max_pool2d_tvm}
+HELPERS.update({"log_add_exp": log_add_exp})
 
 
 # --- interpreting a graph ---------------------------------------------------------------------
