@@ -169,10 +169,19 @@ def log_add_exp(a, b):
     return np.logaddexp(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
 
 
+def cumprod(x, axis, exclusive=False):
+    """Relax `cumprod` with the input's dtype (integers wrap), optionally exclusive."""
+    x = np.asarray(x)
+    if exclusive:
+        ones = np.ones_like(np.take(x, [0], axis=axis))
+        x = np.concatenate([ones, np.delete(x, -1, axis=axis)], axis=axis)
+    return np.cumprod(x, axis=axis, dtype=x.dtype)
+
+
 HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
            "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf,
            "cumsum": cumsum, "max_pool2d_tvm": max_pool2d_tvm}
-HELPERS.update({"log_add_exp": log_add_exp})
+HELPERS.update({"log_add_exp": log_add_exp, "cumprod": cumprod})
 
 
 # --- interpreting a graph ---------------------------------------------------------------------
