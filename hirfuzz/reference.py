@@ -178,10 +178,71 @@ def cumprod(x, axis, exclusive=False):
     return np.cumprod(x, axis=axis, dtype=x.dtype)
 
 
+def _axis_grid(indices, axis):
+    """Index arrays addressing every element of `indices`, with `axis` replaced by its values."""
+    grid = list(np.indices(indices.shape, sparse=True))
+    grid[axis] = indices.astype(np.int64)
+    return tuple(grid)
+
+
+def gather_elements(data, indices, axis):
+    """ONNX GatherElements: out[i][j][k] = data[i][indices[i][j][k]][k] (axis 1)."""
+    data, indices = np.asarray(data), np.asarray(indices)
+    axis = axis % data.ndim
+    return data[_axis_grid(indices, axis)]
+
+
+def gather_nd(data, indices):
+    """Relax gather_nd (batch_dims 0): the last index axis addresses data's leading dims."""
+    data, indices = np.asarray(data), np.asarray(indices).astype(np.int64)
+    m = indices.shape[-1]
+    return data[tuple(indices[..., j] for j in range(m))]
+
+
+_SCATTER_UFUNC = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
+def scatter_elements(data, indices, updates, axis, reduction="update"):
+    """ONNX ScatterElements; duplicate targets combine with `reduction` ('update': last wins)."""
+    out = np.array(data, copy=True)
+    indices, updates = np.asarray(indices), np.asarray(updates, dtype=out.dtype)
+    target = _axis_grid(indices, axis % out.ndim)
+    if reduction == "update":
+        out[target] = updates
+    else:
+        full = tuple(np.broadcast_to(g, indices.shape) for g in target)
+        _SCATTER_UFUNC[reduction].at(out, full, updates)
+    return out
+
+
+def scatter_nd(data, indices, updates, reduction="update"):
+    """ONNX ScatterND; duplicate targets combine with `reduction` ('update': last wins)."""
+    out = np.array(data, copy=True)
+    indices = np.asarray(indices).astype(np.int64)
+    updates = np.asarray(updates, dtype=out.dtype)
+    target = tuple(indices[..., j] for j in range(indices.shape[-1]))
+    if reduction == "update":
+        out[target] = updates
+    else:
+        _SCATTER_UFUNC[reduction].at(out, target, updates)
+    return out
+
+
+def one_hot(indices, on_value, off_value, depth, axis=-1):
+    """`on_value` where the index equals the position along the new axis, else `off_value`."""
+    indices = np.asarray(indices)
+    axis = axis % (indices.ndim + 1)
+    pos = np.arange(depth).reshape([depth] + [1] * (indices.ndim - axis))
+    hit = np.expand_dims(indices, axis) == pos
+    return np.where(hit, on_value, off_value)
+
+
 HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
            "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf,
            "cumsum": cumsum, "max_pool2d_tvm": max_pool2d_tvm}
-HELPERS.update({"log_add_exp": log_add_exp, "cumprod": cumprod})
+HELPERS.update({"gather_elements": gather_elements, "gather_nd": gather_nd,
+                "scatter_elements": scatter_elements, "scatter_nd": scatter_nd, "one_hot": one_hot,
+                "log_add_exp": log_add_exp, "cumprod": cumprod})
 
 
 # --- interpreting a graph ---------------------------------------------------------------------
