@@ -237,10 +237,49 @@ def one_hot(indices, on_value, off_value, depth, axis=-1):
     return np.where(hit, on_value, off_value)
 
 
+def argsort(x, axis=-1, descending=False):
+    """Stable argsort; descending keeps equal elements in index order."""
+    x = np.asarray(x)
+    if descending:
+        # stable descending: sort the reversed axis ascending by negated rank order
+        order = np.argsort(_desc_key(x), axis=axis, kind="stable")
+    else:
+        order = np.argsort(x, axis=axis, kind="stable")
+    return order
+
+
+def _desc_key(x):
+    if x.dtype.kind == "u":
+        return np.iinfo(x.dtype).max - x
+    if x.dtype.kind == "i":
+        return -(x.astype(np.float64))
+    return -x
+
+
+def sort(x, axis=-1, descending=False):
+    x = np.asarray(x)
+    out = np.sort(x, axis=axis, kind="stable")
+    return np.flip(out, axis=axis) if descending else out
+
+
+def topk(x, k, axis=-1, ret_type="both", largest=True):
+    """The k largest (or smallest) along `axis`, ties by index order; values or indices."""
+    x = np.asarray(x)
+    order = argsort(x, axis, descending=largest)
+    idx = np.take(order, np.arange(k), axis=axis)
+    values = np.take_along_axis(x, idx, axis=axis)
+    if ret_type == "values":
+        return values
+    if ret_type == "indices":
+        return idx
+    return values, idx
+
+
 HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
            "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf,
            "cumsum": cumsum, "max_pool2d_tvm": max_pool2d_tvm}
-HELPERS.update({"gather_elements": gather_elements, "gather_nd": gather_nd,
+HELPERS.update({"argsort": argsort, "sort": sort, "topk": topk,
+                "gather_elements": gather_elements, "gather_nd": gather_nd,
                 "scatter_elements": scatter_elements, "scatter_nd": scatter_nd, "one_hot": one_hot,
                 "log_add_exp": log_add_exp, "cumprod": cumprod})
 
