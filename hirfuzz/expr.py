@@ -493,6 +493,32 @@ def dtype_max(dtype: str):
     return np.iinfo(dtype).max if is_int(dtype) else float(np.finfo(dtype).max)
 
 
+def einsum_shape(subscripts, shapes) -> list:
+    """The result shape of ``np.einsum(subscripts, *operands)`` (explicit ``->`` form)."""
+    lhs, out = subscripts.split("->")
+    sizes = {}
+    for letters, shape in zip(lhs.split(","), shapes):
+        for c, d in zip(letters, list(shape)):
+            sizes[c] = d
+    return [sizes[c] for c in out]
+
+
+def einsum_consistent(subscripts, shapes) -> bool:
+    """Whether operand shapes fit `subscripts`: right ranks, one size per letter."""
+    operands = subscripts.split("->")[0].split(",")
+    if len(operands) != len(shapes):
+        return False
+    sizes = {}
+    for letters, shape in zip(operands, shapes):
+        shape = list(shape)
+        if len(letters) != len(shape):
+            return False
+        for c, d in zip(letters, shape):
+            if sizes.setdefault(c, d) != d:
+                return False
+    return True
+
+
 FUNCTIONS: dict[str, Callable] = {
     "len": len, "min": _min, "max": _max, "abs": abs, "range": range, "list": list,
     "tuple": tuple, "sum": sum, "int": int, "float": float, "bool": bool, "sorted": sorted,
@@ -508,6 +534,7 @@ FUNCTIONS: dict[str, Callable] = {
     "matmul_shape": matmul_shape,
     "is_float": is_float, "is_int": is_int, "is_signed": is_signed,
     "dtype_min": dtype_min, "dtype_max": dtype_max,
+    "einsum_shape": einsum_shape, "einsum_consistent": einsum_consistent,
 }
 
 
@@ -592,10 +619,18 @@ def rand_divisor(rng, n):
     return rand_choice(rng, [d for d in range(1, n + 1) if n % d == 0])
 
 
+def rand_einsum_operand(rng, subscripts, index, shape):
+    """A shape for operand `index` of `subscripts`: letters shared with operand 0 (of `shape`)
+    take its sizes, the others random dims."""
+    operands = subscripts.split("->")[0].split(",")
+    sizes = dict(zip(operands[0], list(shape)))
+    return [sizes[c] if c in sizes else rand_dim(rng) for c in operands[index]]
+
+
 RANDOM_FUNCTIONS: dict[str, Callable] = {
     "rand_int": rand_int, "rand_choice": rand_choice, "rand_bool": rand_bool,
     "rand_subset": rand_subset, "rand_perm": rand_perm, "rand_dim": rand_dim,
     "rand_shape": rand_shape, "rand_broadcastable": rand_broadcastable,
     "rand_broadcast_target": rand_broadcast_target, "rand_factor_shape": rand_factor_shape,
-    "rand_divisor": rand_divisor,
+    "rand_divisor": rand_divisor, "rand_einsum_operand": rand_einsum_operand,
 }

@@ -275,10 +275,18 @@ def topk(x, k, axis=-1, ret_type="both", largest=True):
     return values, idx
 
 
+def einsum(subscripts, *operands):
+    """np.einsum computed wide (float64 or int64) and cast back: integers wrap as in TVM."""
+    wide = [np.asarray(o).astype(np.float64 if np.asarray(o).dtype.kind == "f" else np.int64)
+            for o in operands]
+    return np.einsum(subscripts, *wide).astype(np.asarray(operands[0]).dtype)
+
+
 HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
            "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf,
            "cumsum": cumsum, "max_pool2d_tvm": max_pool2d_tvm}
-HELPERS.update({"argsort": argsort, "sort": sort, "topk": topk,
+HELPERS.update({"einsum": einsum,
+                "argsort": argsort, "sort": sort, "topk": topk,
                 "gather_elements": gather_elements, "gather_nd": gather_nd,
                 "scatter_elements": scatter_elements, "scatter_nd": scatter_nd, "one_hot": one_hot,
                 "log_add_exp": log_add_exp, "cumprod": cumprod})
