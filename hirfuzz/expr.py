@@ -519,6 +519,34 @@ def einsum_consistent(subscripts, shapes) -> bool:
     return True
 
 
+def layout_map(perm, split=None, factor=1):
+    """The index map of a layout transform as a function of one index per input axis (the
+    arity TVM's IndexMap.from_func needs): axes reordered by `perm`, and, when `split` is an
+    axis, that axis split into ``i // factor`` (in place) and ``i % factor`` (appended last)."""
+    perm = [int(p) for p in perm]
+
+    def core(idx):
+        out = [idx[p] // factor if p == split else idx[p] for p in perm]
+        if split is not None:
+            out.append(idx[split] % factor)
+        return out
+    arity = {1: lambda a: core((a,)), 2: lambda a, b: core((a, b)),
+             3: lambda a, b, c: core((a, b, c)), 4: lambda a, b, c, d: core((a, b, c, d)),
+             5: lambda a, b, c, d, e: core((a, b, c, d, e))}
+    if len(perm) not in arity:
+        raise ExprError(f"layout_map: rank {len(perm)} not supported")
+    return arity[len(perm)]
+
+
+def layout_shape(shape, perm, split=None, factor=1) -> list:
+    """The result shape of `layout_map` applied to `shape` (a split axis is padded up)."""
+    shape = list(shape)
+    out = [-(-shape[p] // factor) if p == split else shape[p] for p in perm]
+    if split is not None:
+        out.append(factor)
+    return out
+
+
 FUNCTIONS: dict[str, Callable] = {
     "len": len, "min": _min, "max": _max, "abs": abs, "range": range, "list": list,
     "tuple": tuple, "sum": sum, "int": int, "float": float, "bool": bool, "sorted": sorted,
@@ -535,6 +563,7 @@ FUNCTIONS: dict[str, Callable] = {
     "is_float": is_float, "is_int": is_int, "is_signed": is_signed,
     "dtype_min": dtype_min, "dtype_max": dtype_max,
     "einsum_shape": einsum_shape, "einsum_consistent": einsum_consistent,
+    "layout_map": layout_map, "layout_shape": layout_shape,
 }
 
 

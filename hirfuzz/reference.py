@@ -288,10 +288,34 @@ def dropout_inference(x):
     return x, np.ones_like(x)
 
 
+def layout_transform(x, perm, split=None, factor=1, pad_value=None):
+    """`expr.layout_map` in NumPy: pad the split axis up to a multiple of `factor` with
+    `pad_value`, split it into (outer, inner), reorder by `perm`, inner axis last."""
+    x = np.asarray(x)
+    if split is None:
+        return np.transpose(x, perm)
+    n = x.shape[split]
+    padded = -(-n // factor) * factor
+    if padded != n:
+        widths = [(0, 0)] * x.ndim
+        widths[split] = (0, padded - n)
+        x = np.pad(x, widths, constant_values=0 if pad_value is None else pad_value)
+    x = x.reshape(x.shape[:split] + (padded // factor, factor) + x.shape[split + 1:])
+    order = [p if p <= split else p + 1 for p in perm] + [split + 1]
+    return np.transpose(x, order)
+
+
+def repeat(x, repeats, axis=None):
+    """np.repeat (a flattened result when `axis` is None)."""
+    return np.repeat(np.asarray(x), repeats, axis=axis)
+
+
 HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
            "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf,
            "cumsum": cumsum, "max_pool2d_tvm": max_pool2d_tvm}
-HELPERS.update({"dropout_inference": dropout_inference,
+HELPERS.update({"repeat": repeat,
+                "layout_transform": layout_transform,
+                "dropout_inference": dropout_inference,
                 "einsum": einsum,
                 "argsort": argsort, "sort": sort, "topk": topk,
                 "gather_elements": gather_elements, "gather_nd": gather_nd,
