@@ -1,17 +1,20 @@
-"""The campaign: generate cases, send them to the worker, judge the replies, keep findings.
+"""The campaign: generate cases, keep every worker busy, judge answers, keep findings.
 
-The coordinator never imports TVM. While the worker builds and runs case i, the
-coordinator generates case i+1, so hirfuzz's own work overlaps TVM's. Everything that
-reaches the screen is on disk first: finding folders appear atomically, `summary.json` is
-rewritten atomically after every case, and `stats.jsonl` grows by one line per case.
+The coordinator never imports TVM. It generates every case itself (so coverage guidance
+is global and a seed fixes the graphs whatever the number of workers), hands cases to
+idle workers, and judges their answers. A new finding is reduced, written with a
+standalone reproducer, and that reproducer is run alone before the finding is reported.
+Everything on screen is on disk first; see `outdir` for the folder and for resuming.
 """
 from __future__ import annotations
 
 import json
 import os
 import shutil
+import signal
+import threading
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 import numpy as np
@@ -23,12 +26,15 @@ from .generate import GenStats, generate_graph
 from .graph import Graph
 from .inputs import choose_inputs
 from .oracle import compare_results
-from .sandbox import Death, Worker, WorkerError
+from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
+from .reduce import reduce_graph
+from .report import bug_report, campaign_report
+from .sandbox import Death, Pool, Worker, WorkerError
 from .triage import (Finding, check_reproducer, crash_signature, death_signature, finding_files,
-                     render_reproducer, save_folder, short_id, write_atomic)
+                     render_reproducer, short_id)
 from .worker import decode_array, encode_array
 
-MARKER = "campaign.json"
+CHECKPOINT_S = 5.0
 
 
 @dataclass
@@ -47,6 +53,9 @@ class Settings:
     max_memory_mb: int | None = 8192
     spec_dir: str | None = None
     verify: bool = True
+    jobs: int = 1
+    reduce: bool = True
+    recycle_after: int | None = 500
 
 
 @dataclass
@@ -75,168 +84,196 @@ class Counters:
     tvm_s: float = 0.0
     gen_s: float = 0.0
     verify_s: float = 0.0
+    reduce_s: float = 0.0
+    elapsed_s: float = 0.0    # of earlier runs of this campaign (resumed)
+    max_rss_kb: int = 0
+
+    @staticmethod
+    def restore(d: dict) -> "Counters":
+        names = {f.name for f in fields(Counters)}
+        return Counters(**{k: v for k, v in d.items() if k in names})
 
 
-# --- the output folder ------------------------------------------------------------------------
+@dataclass
+class Outcome:
+    status: str
+    finding: Finding | None = None
+    log: str = ""
 
-def prepare_out(path: str, settings: Settings) -> Path:
-    out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise HirfuzzError(f"--out {path}: exists and is not a folder")
-    if out.is_dir() and any(out.iterdir()):
-        marker = out / MARKER
-        if not marker.is_file():
-            raise HirfuzzError(f"--out {path}: folder is not empty and holds no hirfuzz campaign; "
-                               "refusing to write into it (choose an empty or new folder)")
-        try:
-            json.loads(marker.read_text())
-        except (OSError, ValueError) as exc:
-            raise HirfuzzError(f"--out {path}: {MARKER} is unreadable or corrupt ({exc}); "
-                               "refusing to overwrite it") from None
-        raise HirfuzzError(f"--out {path}: already holds a hirfuzz campaign; resuming is not "
-                           "supported yet, so choose a new folder to keep those results intact")
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / ".write-test"
-        probe.write_text("")
-        probe.unlink()
-    except OSError as exc:
-        raise HirfuzzError(f"--out {path}: cannot write there ({exc.strerror or exc})") from None
-    meta = {"hirfuzz": __version__, "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "settings": asdict(settings)}
-    write_atomic(out / MARKER, json.dumps(meta, indent=2) + "\n")
-    return out
-
-
-# --- one campaign -----------------------------------------------------------------------------
 
 class Campaign:
     def __init__(self, settings: Settings, specs, progress: bool = True):
         self.s = settings
         self.specs = specs
         self.progress = progress
-        self.out = prepare_out(settings.out, settings)
+        fixed = {k: v for k, v in asdict(settings).items() if k in FIXED_SETTINGS}
+        self.out, state = OutDir.open(settings.out, {**asdict(settings), **fixed})
+        self.resumed = state is not None
         self.coverage = Coverage()
         self.gen_rng = np.random.default_rng(settings.seed)
         self.gen_stats = GenStats()
         self.counters = Counters()
+        self.next_index = 0
+        self.queue: list[Case] = []
         self.findings: dict[str, Finding] = {}
         self.unconfirmed: dict[str, Finding] = {}
         self.disagreements: dict[str, Finding] = {}
-        self.worker = Worker(self.out / "workers" / "worker-0.log", settings.spec_dir, settings.max_memory_mb)
+        if state:
+            self._restore(state)
+        for table, folder in ((self.findings, "findings"), (self.unconfirmed, "unconfirmed"),
+                              (self.disagreements, "spec-disagreements")):
+            for d in self.out.saved_findings(folder):
+                table[d["signature"]] = Finding(**d)
+        self.pool = Pool(settings.jobs, self.out / "workers", settings.spec_dir, settings.max_memory_mb,
+                         settings.recycle_after)
+        self.reducer: Worker | None = None
+        self.in_flight: dict[int, Case] = {}
         self.started = time.monotonic()
-        self.stats_file = open(self.out / "stats.jsonl", "a", buffering=1)
+        self.last_checkpoint = 0.0
+        self.stopping = False
         self.bar = None
+
+    # --- resuming -------------------------------------------------------------------------
+
+    def _restore(self, state: dict):
+        self.coverage = Coverage.from_json(state.get("coverage", {}))
+        self.gen_rng.bit_generator.state = state["rng"]
+        self.counters = Counters.restore(state.get("counters", {}))
+        self.gen_stats = GenStats(**state.get("gen_stats", {}))
+        self.next_index = state["next_index"]
+        # cases generated before the kill but never judged run first, unchanged
+        self.queue = [self.make_case(c["index"], Graph.from_json(c["graph"])) for c in state.get("in_flight", [])]
+
+    def checkpoint(self, force: bool = False):
+        now = time.monotonic()
+        if not force and now - self.last_checkpoint < CHECKPOINT_S:
+            return
+        self.last_checkpoint = now
+        pending = sorted(list(self.in_flight.values()) + self.queue, key=lambda c: c.index)
+        counters = asdict(self.counters)
+        counters["elapsed_s"] = self.elapsed()
+        state = {"next_index": self.next_index, "rng": self.gen_rng.bit_generator.state,
+                 "counters": counters, "gen_stats": asdict(self.gen_stats),
+                 "in_flight": [{"index": c.index, "graph": c.graph.to_json()} for c in pending]}
+        self.out.checkpoint(state, self.coverage.to_json())
+
+    def elapsed(self) -> float:
+        return self.counters.elapsed_s + (time.monotonic() - self.started)
 
     # --- cases ----------------------------------------------------------------------------
 
-    def make_case(self, index: int) -> Case:
+    def make_case(self, index: int, graph: Graph | None = None) -> Case:
         t0 = time.perf_counter()
-        graph = generate_graph(self.specs, self.gen_rng, self.s.ops, self.coverage, guided=self.s.guided,
-                               ops=self.s.only_ops, dtypes=self.s.dtypes, stats=self.gen_stats)
+        if graph is None:
+            graph = generate_graph(self.specs, self.gen_rng, self.s.ops, self.coverage, guided=self.s.guided,
+                                   ops=self.s.only_ops, dtypes=self.s.dtypes, stats=self.gen_stats)
         gen_ms = (time.perf_counter() - t0) * 1000
-        # inputs have their own stream, so the graphs depend on the seed alone
+        # inputs have their own stream per case, so the graphs depend on the seed alone
         chosen = choose_inputs(graph, self.specs, np.random.default_rng([self.s.seed, index]))
         inputs = [chosen.values[n.id] for n in graph.variables]
         expected = [chosen.facts[r] for r in graph.results()]
         case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason)
         case.request = {"case": index, "graph": graph.to_json(), "target": self.s.target,
                         "run": chosen.runnable, "inputs": [encode_array(a) for a in inputs]}
+        _plant(case.request, index)
         self.counters.gen_s += time.perf_counter() - t0
         return case
 
-    def done(self, started_cases: int) -> bool:
-        if self.s.iterations is not None and started_cases >= self.s.iterations:
+    def next_case(self) -> Case | None:
+        if self.queue:
+            return self.queue.pop(0)
+        if self.stopping or self.out_of_budget():
+            return None
+        case = self.make_case(self.next_index)
+        self.next_index += 1
+        return case
+
+    def out_of_budget(self) -> bool:
+        if self.s.iterations is not None and self.next_index >= self.s.iterations:
             return True
-        if self.s.time_s is not None and time.monotonic() - self.started >= self.s.time_s:
-            return True
-        return False
+        return self.s.time_s is not None and time.monotonic() - self.started >= self.s.time_s
+
+    # --- the loop -------------------------------------------------------------------------
 
     def run(self) -> dict:
         try:
-            self.worker.start()
+            self.pool.start()
         except WorkerError as exc:
             raise HirfuzzError(str(exc)) from None
         self._open_bar()
-        index = 0
-        pending = self.make_case(index) if not self.done(0) else None
+        restore_sigint = self._catch_sigint()
         try:
-            while pending is not None:
-                case = pending
-                self.worker.submit(case.request)
-                index += 1
-                pending = self.make_case(index) if not self.done(index) else None
-                reply = self.worker.wait(self.s.timeout_s)
-                self.judge(case, reply)
+            while True:
+                for worker in self.pool.idle():
+                    case = self.next_case()
+                    if case is None:
+                        break
+                    self.in_flight[case.index] = case
+                    worker.submit(case, case.request, self.s.timeout_s)
+                if not self.pool.in_flight():
+                    break
+                for _worker, case, answer in self.pool.wait():
+                    self.in_flight.pop(case.index, None)
+                    self.judge(case, answer)
+                    self._tick()
                 self.write_summary()
-                self._tick()
+                self.checkpoint()
         except KeyboardInterrupt:
-            self._say("interrupted: writing the summary")
+            self._say("stopped: cases in flight will run again when this campaign resumes")
         finally:
-            self.worker.close()
+            restore_sigint()
+            self.pool.close()
+            if self.reducer is not None:
+                self.reducer.close()
             if self.bar is not None:
                 self.bar.close()
-            self.stats_file.close()
-        return self.write_summary(final=True)
+            self.checkpoint(force=True)
+        summary = self.write_summary()
+        write_atomic(self.out / "report.md", campaign_report(self.out.path, summary))
+        return summary
 
-    # --- judging replies ------------------------------------------------------------------
+    def _catch_sigint(self):
+        """First Ctrl-C: finish the cases in flight; second: stop at once."""
+        if threading.current_thread() is not threading.main_thread():
+            return lambda: None
 
-    def judge(self, case: Case, reply):
-        c = self.counters
-        c.cases += 1
-        status = "ok"
-        if isinstance(reply, Death):
-            status = reply.reason
-            finding = Finding(kind="hang" if reply.reason == "timeout" else "crash", oracle="crash",
-                              stage="worker", signature=death_signature(reply.reason, reply.signal),
-                              message=reply.describe(), detail=reply.log_tail, case=case.index,
-                              extra={"signal": reply.signal or reply.reason})
-            self.record(case, finding, reply.log_tail)
-        else:
-            c.tvm_s += sum(reply.get("timings", {}).values())
-            if reply["status"] == "error":
-                status = f"error:{reply['stage']}"
-                self.on_error(case, reply)
-            else:
-                c.valid += 1
-                c.built += 1
-                status = self.on_success(case, reply)
-        self.stats_file.write(json.dumps({
-            "case": case.index, "t": round(time.monotonic() - self.started, 3), "status": status,
-            "gen_ms": round(case.gen_ms, 3), "findings": len(self.findings),
-            "violation": case.violation or None,
-            "coverage": self.coverage.counts()}) + "\n")
+        def handler(signum, frame):
+            if self.stopping:
+                raise KeyboardInterrupt
+            self.stopping = True
+            self._say(f"finishing {len(self.in_flight)} case(s) in flight; Ctrl-C again to stop now")
+        previous = signal.signal(signal.SIGINT, handler)
+        return lambda: signal.signal(signal.SIGINT, previous)
 
-    def on_error(self, case: Case, reply: dict):
-        stage = reply["stage"]
-        if stage in ("build", "run"):
-            self.counters.valid += 1
-            self.counters.built += stage == "run"
-        first = next((ln for ln in reply["message"].splitlines() if ln.strip()), reply["exc_type"])
-        finding = Finding(kind="crash", oracle="crash", stage=stage,
-                          signature=crash_signature(stage, reply["exc_type"], reply["message"], reply["traceback"]),
-                          message=f"{reply['exc_type']}: {first[:300]}", detail=reply["traceback"],
-                          case=case.index, extra={"exc_type": reply["exc_type"]})
-        if stage in ("lower", "well_formed"):
-            # TVM refused a program the specs call valid: a spec to fix (or a type-inference
-            # bug to look at by hand), never reported as a TVM crash
-            finding.kind = "spec-disagreement"
-            self.counters.spec_disagreements += 1
-            self._keep(self.disagreements, "spec-disagreements", case, finding, reply["traceback"], verify=False)
-            return
-        self.record(case, finding, reply["traceback"])
+    # --- judging answers ------------------------------------------------------------------
 
-    def on_success(self, case: Case, reply: dict) -> str:
+    def classify(self, case: Case, answer) -> Outcome:
+        """What an answer means; no side effects, so the reducer can use it too."""
+        if isinstance(answer, Death):
+            kind = "hang" if answer.reason == "timeout" else "crash"
+            finding = Finding(kind=kind, oracle="crash", stage="worker",
+                              signature=death_signature(answer.reason, answer.signal),
+                              message=answer.describe(), detail=answer.log_tail, case=case.index,
+                              extra={"signal": answer.signal or answer.reason})
+            return Outcome(answer.reason, finding, answer.log_tail)
+        if answer["status"] == "error":
+            stage, exc_type = answer["stage"], answer["exc_type"]
+            first = next((ln for ln in answer["message"].splitlines() if ln.strip()), exc_type)
+            finding = Finding(kind="crash", oracle="crash", stage=stage,
+                              signature=crash_signature(stage, exc_type, answer["message"], answer["traceback"]),
+                              message=f"{exc_type}: {first[:300]}", detail=answer["traceback"],
+                              case=case.index, extra={"exc_type": exc_type})
+            if stage in ("lower", "well_formed"):
+                # TVM refused a program the specs call valid: a spec to fix (or a type
+                # inference bug to look at by hand), never reported as a TVM crash
+                finding.kind = "spec-disagreement"
+            return Outcome(f"error:{stage}", finding, answer["traceback"])
         if not case.runnable:
-            self.counters.not_run += 1
-            return "built"
-        self.counters.ran += 1
-        if any(f.stable for f in case.expected):
-            self.counters.compared += 1
-        outputs = [decode_array(a) for a in reply["outputs"]]
+            return Outcome("built")
+        outputs = [decode_array(a) for a in answer["outputs"]]
         mismatches = compare_results(case.expected, outputs)
         if not mismatches:
-            return "ok"
+            return Outcome("ok" if any(f.stable for f in case.expected) else "ran")
         first = mismatches[0]
         results = case.graph.results()
         node = case.graph.nodes[results[first.index].node] if 0 <= first.index < len(results) else None
@@ -246,82 +283,153 @@ class Campaign:
                           message=f"result {first.index} ({where}) differs from the NumPy reference: {first.detail}",
                           detail="\n".join(f"result {m.index}: {m.detail}" for m in mismatches),
                           case=case.index)
-        self.record(case, finding, "")
-        return "mismatch"
+        return Outcome("mismatch", finding)
+
+    def judge(self, case: Case, answer):
+        outcome = self.classify(case, answer)
+        c = self.counters
+        c.cases += 1
+        if isinstance(answer, dict):
+            c.tvm_s += sum(answer.get("timings", {}).values())
+            c.max_rss_kb = max(c.max_rss_kb, answer.get("rss_kb", 0))
+        status = outcome.status
+        stage = status.split(":", 1)[1] if status.startswith("error:") else None
+        c.valid += status in ("ok", "ran", "built", "mismatch") or stage in ("build", "run")
+        c.built += status in ("ok", "ran", "built", "mismatch") or stage == "run"
+        c.ran += status in ("ok", "ran", "mismatch")
+        c.compared += status == "ok" or (status == "mismatch")
+        c.not_run += status == "built"
+        if outcome.finding is not None:
+            if outcome.finding.kind == "spec-disagreement":
+                c.spec_disagreements += 1
+                self.keep(self.disagreements, "spec-disagreements", case, outcome.finding, outcome.log)
+            else:
+                c.findings_hits += 1
+                self.record(case, outcome.finding, outcome.log)
+        with open(self.out / "stats.jsonl", "a") as f:
+            f.write(json.dumps({
+                "case": case.index, "t": round(self.elapsed(), 3), "status": status,
+                "gen_ms": round(case.gen_ms, 3), "findings": len(self.findings),
+                "violation": case.violation or None, "coverage": self.coverage.counts()}) + "\n")
 
     # --- findings -------------------------------------------------------------------------
 
     def record(self, case: Case, finding: Finding, log: str):
-        self.counters.findings_hits += 1
-        if finding.signature in self.findings:
-            self.findings[finding.signature].hits += 1
-            self._rewrite_finding_json(self.findings[finding.signature])
-            return
-        if finding.signature in self.unconfirmed:
-            self.unconfirmed[finding.signature].hits += 1
-            return
-        self._keep(self.findings, "findings", case, finding, log, verify=self.s.verify)
+        for table in (self.findings, self.unconfirmed):
+            known = table.get(finding.signature)
+            if known is not None:
+                known.hits += 1
+                if table is self.findings:
+                    self._rewrite_finding_json(known)
+                return
+        self.keep(self.findings, "findings", case, finding, log)
 
-    def _keep(self, table: dict, folder: str, case: Case, finding: Finding, log: str, verify: bool):
+    def keep(self, table: dict, folder: str, case: Case, finding: Finding, log: str):
+        """Reduce, write, and check the reproducer of a new finding; then report it."""
         if finding.signature in table:
             table[finding.signature].hits += 1
             return
-        expected = None
-        if finding.kind == "wrong-result":
-            expected = [((f.value if f.stable else None), f.rtol if not f.exact else 0.0,
-                         (f.atol * max(1.0, f.magnitude)) if not f.exact else 0.0) for f in case.expected]
-        repro = render_reproducer(case.graph, self.specs, finding, self.s.target, case.inputs,
-                                  run=case.runnable, expected=expected, tvm_version=self.worker.tvm_version)
-        case_json = {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
-                     "graph": case.graph.to_json(), "runnable": case.runnable}
+        original = case
+        if folder == "findings" and self.s.reduce and finding.kind != "hang":
+            case = self.reduce(case, finding.signature)
+        finding.extra["ops"] = len(case.graph.operators)
+        if case is not original:
+            finding.extra["reduced_from"] = len(original.graph.operators)
         name = f"{len(table) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
-        path = save_folder(self.out / folder, name, finding_files(finding, case_json, repro, log, None))
-        finding.path = str(path)
-        outcome = None
-        if verify:
+        files = self._finding_files(case, finding, log)
+        if case is not original:
+            orig = self._finding_files(original, finding, log)
+            files["original/case.json"] = orig["case.json"]
+            files["original/repro.py"] = orig["repro.py"]
+        staging = save_folder(self.out / ".staging", name, files)
+        finding.path = str(self.out / folder / name)
+        actual = finding.detail
+        if folder == "findings" and self.s.verify:
             t0 = time.monotonic()
-            outcome = check_reproducer(path / "repro.py", finding, timeout_s=max(self.s.timeout_s, 60))
+            outcome = check_reproducer(staging / "repro.py", finding, timeout_s=max(self.s.timeout_s, 60))
             self.counters.verify_s += time.monotonic() - t0
             finding.confirmed = outcome.reproduced
+            files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}"
+            actual = outcome.output or actual
             if not outcome.reproduced:
-                # the saved script does not fail the same way: not a finding we can stand by
+                # the saved script does not fail the same way: not a finding we stand by
+                table, folder = self.unconfirmed, "unconfirmed"
                 self.counters.unconfirmed += 1
-                target = save_folder(self.out / "unconfirmed", name,
-                                     finding_files(finding, case_json, repro, log, outcome))
-                shutil.rmtree(path, ignore_errors=True)
-                finding.path = str(target)
-                self.unconfirmed[finding.signature] = finding
-                self._say(f"unconfirmed (its reproducer did not fail the same way): {finding.message}")
-                return
-            save_folder(self.out / folder, name, finding_files(finding, case_json, repro, log, outcome))
+                name = f"{len(table) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
+                finding.path = str(self.out / folder / name)
+        files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
+        files["bug-report.md"] = bug_report(finding.to_json(), files["repro.py"], actual,
+                                            self.pool.tvm_version, self.s.target)
+        save_folder(self.out / folder, name, files)
+        shutil.rmtree(staging, ignore_errors=True)
         table[finding.signature] = finding
-        label = "finding" if folder == "findings" else "spec disagreement"
-        self._say(f"{label} {name}: {finding.message}\n    -> {path}/repro.py")
+        label = {"findings": "finding", "unconfirmed": "unconfirmed (its reproducer did not fail alike)",
+                 "spec-disagreements": "spec disagreement"}[folder]
+        self._say(f"{label} {name}: {finding.message[:200]}\n    -> {finding.path}/repro.py")
+
+    def _finding_files(self, case: Case, finding: Finding, log: str) -> dict:
+        expected = None
+        if finding.kind == "wrong-result":
+            expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
+                         0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in case.expected]
+        repro = render_reproducer(case.graph, self.specs, finding, self.s.target, case.inputs,
+                                  run=case.runnable, expected=expected, tvm_version=self.pool.tvm_version)
+        case_json = {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
+                     "graph": case.graph.to_json(), "runnable": case.runnable}
+        return finding_files(finding, case_json, repro, log)
+
+    def reduce(self, case: Case, signature: str) -> Case:
+        """The smallest graph hirfuzz can find that fails with the same signature."""
+        if self.reducer is None:
+            self.reducer = Worker(self.out / "workers" / "reducer.log", self.s.spec_dir, self.s.max_memory_mb)
+        t0 = time.monotonic()
+
+        def still_fails(graph: Graph) -> bool:
+            trial = self.make_case(case.index, graph)
+            try:
+                answer = self.reducer.run_one(trial.request, self.s.timeout_s)
+            except WorkerError:
+                return False
+            outcome = self.classify(trial, answer)
+            return outcome.finding is not None and outcome.finding.signature == signature
+
+        small, checks = reduce_graph(case.graph, still_fails)
+        spent = time.monotonic() - t0
+        self.counters.reduce_s += spent
+        for w in self.pool.workers:  # the pool's clocks kept running while we reduced
+            w.deadline += spent
+        if len(small.operators) >= len(case.graph.operators):
+            return case
+        return self.make_case(case.index, small)
 
     def _rewrite_finding_json(self, finding: Finding):
-        path = Path(finding.path) / "finding.json"
-        if path.parent.is_dir():
-            write_atomic(path, json.dumps(finding.to_json(), indent=2) + "\n")
+        folder = Path(finding.path)
+        if folder.is_dir():
+            write_atomic(folder / "finding.json", json.dumps(finding.to_json(), indent=2) + "\n")
 
     # --- reporting ------------------------------------------------------------------------
 
     def summary(self) -> dict:
         c = self.counters
-        elapsed = time.monotonic() - self.started
-        # TVM's share: building and running cases, starting workers (importing TVM), and
-        # re-running reproducers; the rest is hirfuzz's own overhead
-        in_tvm = c.tvm_s + self.worker.startup_s + c.verify_s
+        elapsed = self.elapsed()
+        # TVM's share of wall time: builds and runs (spread over the workers), starting
+        # workers (importing TVM), re-running reproducers and reducing (both done in turn);
+        # the rest is hirfuzz's own overhead
+        in_tvm = c.tvm_s + self.pool.startup_s + c.verify_s + c.reduce_s
+        in_tvm_wall = c.tvm_s / max(1, self.s.jobs) + self.pool.startup_s + c.verify_s + c.reduce_s
         return {
-            "hirfuzz": __version__, "tvm": self.worker.tvm_version, "mode": self.s.mode,
+            "hirfuzz": __version__, "tvm": self.pool.tvm_version, "mode": self.s.mode,
             "seed": self.s.seed, "target": self.s.target, "ops_per_graph": self.s.ops,
-            "coverage_guided": self.s.guided,
+            "coverage_guided": self.s.guided, "jobs": self.s.jobs, "resumed": self.resumed,
             "cases": c.cases, "valid": c.valid, "built": c.built, "ran": c.ran, "compared": c.compared,
             "not_run": c.not_run, "elapsed_s": round(elapsed, 3),
             "time_in_tvm_s": round(in_tvm, 3), "time_building_running_s": round(c.tvm_s, 3),
-            "time_starting_workers_s": round(self.worker.startup_s, 3),
-            "time_verifying_reproducers_s": round(c.verify_s, 3), "generation_s": round(c.gen_s, 3),
-            "overhead_share": round(max(0.0, elapsed - in_tvm) / elapsed, 4) if elapsed > 0 else 0.0,
-            "worker_restarts": self.worker.restarts,
+            "time_starting_workers_s": round(self.pool.startup_s, 3),
+            "time_verifying_reproducers_s": round(c.verify_s, 3), "time_reducing_s": round(c.reduce_s, 3),
+            "generation_s": round(c.gen_s, 3),
+            "overhead_share": round(max(0.0, elapsed - in_tvm_wall) / elapsed, 4) if elapsed > 0 else 0.0,
+            "worker_restarts": self.pool.restarts, "worker_recycles": self.pool.recycles,
+            "worker_max_rss_mb": round(c.max_rss_kb / 1024, 1),
             "coverage": self.coverage.counts(),
             "generation": asdict(self.gen_stats),
             "findings": [self._finding_row(f) for f in self.findings.values()],
@@ -333,36 +441,55 @@ class Campaign:
     @staticmethod
     def _finding_row(f: Finding) -> dict:
         return {"signature": f.signature, "kind": f.kind, "oracle": f.oracle, "stage": f.stage,
-                "path": f.path, "hits": f.hits, "message": f.message}
+                "path": f.path, "hits": f.hits, "message": f.message, "ops": f.extra.get("ops"),
+                "reduced_from": f.extra.get("reduced_from")}
 
-    def write_summary(self, final: bool = False) -> dict:
+    def write_summary(self) -> dict:
         data = self.summary()
         write_atomic(self.out / "summary.json", json.dumps(data, indent=2) + "\n")
-        if final:
-            write_atomic(self.out / "coverage.json", json.dumps(self.coverage.to_json()) + "\n")
         return data
 
     def _open_bar(self):
         if not self.progress:
             return
         from tqdm import tqdm
-        self.bar = tqdm(total=self.s.iterations, unit="case", dynamic_ncols=True, leave=True,
-                        desc=f"hirfuzz {self.s.mode}")
+        self.bar = tqdm(total=self.s.iterations, initial=self.counters.cases, unit="case",
+                        dynamic_ncols=True, desc=f"hirfuzz {self.s.mode}")
 
     def _tick(self):
         if self.bar is None:
             return
+        kinds: dict[str, int] = {}
+        for f in self.findings.values():
+            kinds[f.kind] = kinds.get(f.kind, 0) + 1
+        found = " ".join(f"{k}={v}" for k, v in sorted(kinds.items())) or "findings=0"
         cov = self.coverage.counts()
         self.bar.set_postfix_str(
-            f"findings={len(self.findings)} cov(dtype/shape/edge)={cov['op_dtype']}/{cov['op_shape']}/"
-            f"{cov['op_edge']} restarts={self.worker.restarts}", refresh=False)
+            f"{found} cov(dtype/shape/edge/path)={cov['op_dtype']}/{cov['op_shape']}/{cov['op_edge']}/"
+            f"{cov['op_path']} restarts={self.pool.restarts}", refresh=False)
         self.bar.update(1)
 
     def _say(self, text: str):
         if self.bar is not None:
             self.bar.write(text)
-        elif self.progress:
+        else:
             print(text, flush=True)
+
+
+def _plant(request: dict, index: int):
+    """Test-only crashes, so tests can kill workers without a TVM bug:
+
+    HIRFUZZ_TEST_CRASH="3:segfault,5:hang" makes cases 3 and 5 kill their worker (segfault,
+    abort, hang or oom); HIRFUZZ_TEST_CRASH_EDGE="abs>exp" aborts every case, reduction
+    runs included, whose graph feeds an abs straight into an exp.
+    """
+    for item in filter(None, os.environ.get("HIRFUZZ_TEST_CRASH", "").split(",")):
+        at, how = item.split(":")
+        if int(at) == index:
+            request.update({"kind": "test-crash", "how": how})
+    edge = os.environ.get("HIRFUZZ_TEST_CRASH_EDGE")
+    if edge:
+        request["crash_if_edge"] = edge.split(">")
 
 
 def format_summary(data: dict, out: str) -> str:
@@ -372,17 +499,18 @@ def format_summary(data: dict, out: str) -> str:
         f"({data['valid']} well-formed, {data['built']} built, {data['compared']} compared with the reference)",
         f"coverage: op-dtype {cov['op_dtype']}, op-shape {cov['op_shape']}, op-edge {cov['op_edge']}, "
         f"op-path {cov['op_path']}",
-        f"time in TVM {data['time_in_tvm_s']:.1f}s; hirfuzz's own share of wall time "
-        f"{100 * data['overhead_share']:.1f}%",
+        f"time in TVM {data['time_in_tvm_s']:.1f}s over {data['jobs']} worker(s); hirfuzz's own share of "
+        f"wall time {100 * data['overhead_share']:.1f}%",
         f"findings: {len(data['findings'])} distinct ({data['finding_hits']} hits)",
     ]
     for f in data["findings"]:
-        lines.append(f"  [{f['kind']}] x{f['hits']} {f['message'][:150]}")
+        size = f" [{f['reduced_from']} -> {f['ops']} ops]" if f.get("reduced_from") else ""
+        lines.append(f"  [{f['kind']}] x{f['hits']}{size} {f['message'][:150]}")
         lines.append(f"      {f['path']}/repro.py")
     if data["unconfirmed"]:
         lines.append(f"unconfirmed (reproducer did not fail alike; hirfuzz's problem): {len(data['unconfirmed'])}")
     if data["spec_disagreements"]:
         lines.append(f"spec disagreements (TVM rejected a program the specs call valid): "
                      f"{len(data['spec_disagreements'])}, see {out}/spec-disagreements/")
-    lines.append(f"summary: {os.path.join(out, 'summary.json')}")
+    lines.append(f"report: {os.path.join(out, 'report.md')}")
     return "\n".join(lines)

@@ -58,7 +58,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="time limit per case before the worker counts as hung (default 60)")
     p.add_argument("--max-memory", type=_positive_int, default=8192, metavar="MB",
                    help="address-space limit of the worker (default 8192)")
-    p.add_argument("--jobs", type=_positive_int, default=1, metavar="N", help="parallel workers (1 for now)")
+    p.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
+                   help="parallel workers (default: the number of cores)")
+    p.add_argument("--recycle", type=_positive_int, default=500, metavar="N",
+                   help="replace each worker after N cases, bounding what TVM leaks (default 500)")
+    p.add_argument("--no-reduce", action="store_true", help="save findings as found, without reducing them")
     p.add_argument("--specs", metavar="DIR", help="op spec folder (default: the shipped opspecs/)")
     p.add_argument("--no-verify", action="store_true",
                    help="do not re-run each new finding's reproducer before reporting it")
@@ -94,8 +98,6 @@ def run(argv=None) -> int:
         return 0
     if args.mode == "disruptive":
         raise HirfuzzError("--mode disruptive is not yet supported; use --mode strict")
-    if args.jobs != 1:
-        raise HirfuzzError(f"--jobs {args.jobs}: parallel workers are not yet supported; use --jobs 1")
     if args.only_ops:
         unknown = [o for o in args.only_ops if o not in specs.ops]
         if unknown:
@@ -113,7 +115,8 @@ def run(argv=None) -> int:
     settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,
                         ops=args.ops, out=args.out, target=target, guided=not args.no_coverage,
                         only_ops=args.only_ops, dtypes=args.dtypes, timeout_s=args.timeout,
-                        max_memory_mb=args.max_memory, spec_dir=args.specs, verify=not args.no_verify)
+                        max_memory_mb=args.max_memory, spec_dir=args.specs, verify=not args.no_verify,
+                        jobs=args.jobs, reduce=not args.no_reduce, recycle_after=args.recycle)
     campaign = Campaign(settings, specs, progress=not args.no_progress)
     data = campaign.run()
     print(format_summary(data, args.out))

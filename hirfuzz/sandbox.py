@@ -1,9 +1,11 @@
-"""The coordinator's side of a worker: start it, send a case, wait with a time limit.
+"""The coordinator's side of workers: start them, hand out cases, collect answers or deaths.
 
-A worker that dies (signal, abort, out of memory) or stays silent past the case's time
-limit is killed and reported as a `Death`; the next `submit` starts a fresh one. The
-worker runs in its own session with an address-space limit, and its stderr (TVM's logs,
-crash backtraces) goes to a log file whose tail is kept for the finding.
+A worker that dies (signal, abort, out of memory) or stays silent past its case's time
+limit is killed and its case answered with a `Death`; the next case it is given starts a
+fresh process. Each worker runs in its own session (a Ctrl-C for the coordinator does not
+reach it) with an address-space limit, and its stderr (TVM's logs, crash backtraces) goes
+to a log file whose tail is kept for the finding. Workers are recycled after a number of
+cases, so that memory TVM leaks stays bounded.
 """
 from __future__ import annotations
 
@@ -33,14 +35,14 @@ class Death:
             return "hang: no answer within the time limit"
         if self.reason == "signal":
             return f"killed by {self.signal}"
-        return f"worker exited with status {self.returncode}"
+        return f"worker exited with status {self.returncode} (out of memory or an uncaught error)"
 
 
 class WorkerError(RuntimeError):
     """The worker could not even start (a broken installation, not a TVM finding)."""
 
 
-def _limit_memory(max_bytes: int | None):
+def _session_and_limit(max_bytes: int | None):
     def apply():
         os.setsid()
         if max_bytes:
@@ -50,14 +52,22 @@ def _limit_memory(max_bytes: int | None):
 
 
 class Worker:
-    def __init__(self, log_path: Path, spec_dir: str | None = None, max_memory_mb: int | None = None):
+    """One worker process; at most one case in flight."""
+
+    def __init__(self, log_path: Path, spec_dir: str | None = None, max_memory_mb: int | None = None,
+                 recycle_after: int | None = None):
         self.log_path = Path(log_path)
         self.spec_dir = spec_dir
         self.max_bytes = max_memory_mb * 1024 * 1024 if max_memory_mb else None
+        self.recycle_after = recycle_after
         self.proc: subprocess.Popen | None = None
         self.tvm_version = None
-        self.restarts = 0
+        self.restarts = 0          # replaced after a death
+        self.recycles = 0          # replaced after `recycle_after` cases
         self.startup_s = 0.0
+        self.served = 0            # cases answered by the current process
+        self.case = None           # what is in flight
+        self.deadline = 0.0
         self._buffer = b""
 
     # --- life cycle -------------------------------------------------------------------------
@@ -74,21 +84,24 @@ class Worker:
         if self.spec_dir:
             cmd += ["--specs", str(self.spec_dir)]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        log = open(self.log_path, "ab")
         env = dict(os.environ)
         env.setdefault("TVM_BACKTRACE", "1")
         root = str(Path(__file__).resolve().parent.parent)
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                     preexec_fn=_limit_memory(self.max_bytes), env=env)
-        log.close()
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                         preexec_fn=_session_and_limit(self.max_bytes), env=env)
         self._buffer = b""
-        hello = self._read_line(READY_TIMEOUT_S)
+        self.served = 0
+        hello = self._read_blocking(READY_TIMEOUT_S)
         if not isinstance(hello, dict) or not hello.get("ready"):
             tail = self.log_tail()
             self.kill()
             raise WorkerError(f"the TVM worker did not start; its log ({self.log_path}) ends with:\n{tail}")
         self.tvm_version = hello.get("tvm")
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
 
     def kill(self):
         if self.proc is None:
@@ -106,7 +119,7 @@ class Worker:
         self.proc = None
 
     def close(self):
-        if self.proc is not None and self.proc.poll() is None:
+        if self.alive():
             try:
                 self.proc.stdin.close()
                 self.proc.wait(timeout=5)
@@ -116,51 +129,151 @@ class Worker:
 
     # --- cases ------------------------------------------------------------------------------
 
-    def submit(self, request: dict):
-        if self.proc is None or self.proc.poll() is not None:
+    @property
+    def busy(self) -> bool:
+        return self.case is not None
+
+    def submit(self, case, request: dict, timeout_s: float):
+        if self.alive() and self.recycle_after and self.served >= self.recycle_after:
+            self.close()
+            self.recycles += 1
+        if not self.alive():
             if self.proc is not None:
-                self.restarts += 1
                 self.kill()
             self.start()
+        self.case = case
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
         self.proc.stdin.flush()
+        self.deadline = time.monotonic() + timeout_s
 
-    def wait(self, timeout_s: float) -> dict | Death:
-        reply = self._read_line(timeout_s)
-        if isinstance(reply, dict):
-            return reply
-        # no reply: the worker died or hung
-        if reply == "timeout":
+    def fileno(self) -> int:
+        return self.proc.stdout.fileno()
+
+    def collect(self, now: float):
+        """The answer for the case in flight if there is one yet: a reply dict or a Death."""
+        if not self.busy:
+            return None
+        got = self._read_nonblocking()
+        if isinstance(got, dict):
+            self.served += 1
+            return self._finish(got)
+        if got == "eof":
+            code = self.proc.wait()
+            tail = self.log_tail()
             self.kill()
             self.restarts += 1
-            return Death("timeout", None, None, self.log_tail())
-        code = self.proc.wait()
-        self.kill()
-        self.restarts += 1
-        if code < 0:
-            return Death("signal", signal.Signals(-code).name, code, self.log_tail())
-        return Death("exit", None, code, self.log_tail())
+            if code < 0:
+                return self._finish(Death("signal", signal.Signals(-code).name, code, tail))
+            return self._finish(Death("exit", None, code, tail))
+        if now >= self.deadline:
+            self.kill()
+            self.restarts += 1
+            return self._finish(Death("timeout", None, None, self.log_tail()))
+        return None
 
-    def _read_line(self, timeout_s: float):
-        deadline = time.monotonic() + timeout_s
-        fd = self.proc.stdout.fileno()
+    def _finish(self, answer):
+        self.case = None
+        return answer
+
+    def run_one(self, request: dict, timeout_s: float):
+        """Submit and wait: for the reducer, which runs one case at a time."""
+        self.submit(True, request, timeout_s)
+        while True:
+            left = self.deadline - time.monotonic()
+            if self.proc is not None and b"\n" not in self._buffer:
+                select.select([self.fileno()], [], [], max(0.0, left))
+            answer = self.collect(time.monotonic())
+            if answer is not None:
+                return answer
+
+    # --- the pipe ---------------------------------------------------------------------------
+
+    def _read_nonblocking(self):
         while b"\n" not in self._buffer:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return "timeout"
-            ready, _, _ = select.select([fd], [], [], left)
+            ready, _, _ = select.select([self.fileno()], [], [], 0)
             if not ready:
-                continue
-            chunk = os.read(fd, 1 << 20)
+                return None
+            chunk = os.read(self.fileno(), 1 << 20)
             if not chunk:
                 return "eof"
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
         return json.loads(line)
 
+    def _read_blocking(self, timeout_s: float):
+        deadline = time.monotonic() + timeout_s
+        while True:
+            got = self._read_nonblocking()
+            if got is not None:
+                return got
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return "timeout"
+            select.select([self.fileno()], [], [], left)
+
     def log_tail(self, limit: int = 6000) -> str:
         try:
-            data = self.log_path.read_bytes()
+            with open(self.log_path, "rb") as f:
+                f.seek(0, os.SEEK_END)
+                size = f.tell()
+                f.seek(max(0, size - limit))
+                return f.read().decode("utf-8", "replace")
         except OSError:
             return ""
-        return data[-limit:].decode("utf-8", "replace")
+
+
+class Pool:
+    """N workers; the coordinator hands cases to idle ones and collects answers."""
+
+    def __init__(self, n: int, log_dir: Path, spec_dir: str | None, max_memory_mb: int | None,
+                 recycle_after: int | None):
+        self.workers = [Worker(Path(log_dir) / f"worker-{i}.log", spec_dir, max_memory_mb, recycle_after)
+                        for i in range(n)]
+
+    def start(self):
+        for w in self.workers:
+            w.start()
+
+    @property
+    def tvm_version(self):
+        return next((w.tvm_version for w in self.workers if w.tvm_version), None)
+
+    def idle(self) -> list[Worker]:
+        return [w for w in self.workers if not w.busy]
+
+    def in_flight(self) -> list:
+        return [w.case for w in self.workers if w.busy]
+
+    def wait(self, max_wait_s: float = 1.0) -> list[tuple[Worker, object, object]]:
+        """Block until some answer is ready (or max_wait_s passes); return (worker, case, answer)."""
+        busy = [w for w in self.workers if w.busy]
+        if not busy:
+            return []
+        now = time.monotonic()
+        if not any(b"\n" in w._buffer for w in busy):
+            wait = min([max_wait_s] + [max(0.0, w.deadline - now) for w in busy])
+            select.select([w.fileno() for w in busy], [], [], wait)
+        now = time.monotonic()
+        done = []
+        for w in busy:
+            case = w.case
+            answer = w.collect(now)
+            if answer is not None:
+                done.append((w, case, answer))
+        return done
+
+    def close(self):
+        for w in self.workers:
+            w.close()
+
+    @property
+    def restarts(self) -> int:
+        return sum(w.restarts for w in self.workers)
+
+    @property
+    def recycles(self) -> int:
+        return sum(w.recycles for w in self.workers)
+
+    @property
+    def startup_s(self) -> float:
+        return sum(w.startup_s for w in self.workers)

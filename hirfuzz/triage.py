@@ -14,10 +14,8 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
-import tempfile
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -270,37 +268,12 @@ def check_reproducer(script: Path, finding: Finding, timeout_s: float) -> ReproO
     return ReproOutcome(last == want, last or f"exit {proc.returncode}", output[-4000:])
 
 
-# --- finding folders --------------------------------------------------------------------------
+# --- finding folders -------------------------------------------------------------------------
 
-def write_atomic(path: Path, text: str):
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def save_folder(parent: Path, name: str, files: dict[str, str]) -> Path:
-    """Write a folder of files so that it appears whole or not at all."""
-    parent.mkdir(parents=True, exist_ok=True)
-    final = parent / name
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=parent))
-    for fname, text in files.items():
-        (tmp / fname).write_text(text)
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
-    return final
-
-
-def finding_files(finding: Finding, case_json: dict, repro: str, log: str, outcome: ReproOutcome | None) -> dict:
-    files = {
+def finding_files(finding: Finding, case_json: dict, repro: str, log: str) -> dict:
+    return {
         "finding.json": json.dumps(finding.to_json(), indent=2) + "\n",
         "case.json": json.dumps(case_json) + "\n",
         "repro.py": repro,
         "log.txt": log,
     }
-    if outcome is not None:
-        files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}"
-    return files

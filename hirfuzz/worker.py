@@ -86,17 +86,44 @@ def serve(spec_dir: str | None) -> int:
         if not line.strip():
             continue
         request = json.loads(line)
-        if request.get("kind") == "test-crash":
-            _test_crash(request)  # for tests of the coordinator's survival
+        if request.get("kind") == "test-crash" or _has_edge(request.get("graph"), request.get("crash_if_edge")):
+            _test_crash(request)  # test-only hooks: see campaign._plant
         reply = execute_case(request, specs)
         reply["case"] = request.get("case")
+        reply["rss_kb"] = _rss_kb()
         proto_out.write(json.dumps(reply) + "\n")
     return 0
 
 
+def _rss_kb() -> int:
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _has_edge(graph: dict | None, edge: list | None) -> bool:
+    """Test-only: does the graph feed an `edge[0]` op straight into an `edge[1]` op?"""
+    if not graph or not edge:
+        return False
+    ops = {n["id"]: n.get("op") for n in graph["nodes"]}
+    for n in graph["nodes"]:
+        if n.get("op") != edge[1]:
+            continue
+        for item in n["inputs"]:
+            refs = item if item and isinstance(item[0], list) else [item]
+            if any(ops.get(r[0]) == edge[0] for r in refs):
+                return True
+    return False
+
+
 def _test_crash(request: dict):
     """Test-only misbehaviour: lets tests kill a worker without relying on a TVM bug."""
-    how = request.get("how")
+    how = request.get("how", "abort")
     if how == "segfault":
         import ctypes
         ctypes.string_at(0)
@@ -105,6 +132,10 @@ def _test_crash(request: dict):
     if how == "hang":
         while True:
             time.sleep(1)
+    if how == "oom":
+        hog = []
+        while True:
+            hog.append(bytearray(64 << 20))
 
 
 def main(argv=None) -> int:

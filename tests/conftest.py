@@ -24,9 +24,9 @@ def spec_copy(tmp_path):
     return dest
 
 
-def run_hirfuzz(*args, timeout=600):
+def run_hirfuzz(*args, timeout=600, env=None):
     """Run the CLI as a user would; returns the CompletedProcess."""
-    env = dict(os.environ)
+    env = dict(os.environ, **(env or {}))
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, "-m", "hirfuzz", *map(str, args)], capture_output=True,
                           text=True, timeout=timeout, env=env, cwd=ROOT)

@@ -10,7 +10,7 @@ from hirfuzz.worker import encode_array, decode_array
 
 
 def real_case(specs, seed=0):
-    g = generate_graph(specs, np.random.default_rng(seed), 4, Coverage())
+    g = generate_graph(specs, np.random.default_rng(seed), 4, Coverage(), ops=["abs", "add", "concat"])
     ci = choose_inputs(g, specs, np.random.default_rng(seed))
     return {"case": 1, "graph": g.to_json(), "run": ci.runnable,
             "inputs": [encode_array(ci.values[n.id]) for n in g.variables]}
@@ -29,15 +29,26 @@ def worker(tmp_path_factory):
     ("hang", "timeout", None),
 ])
 def test_worker_death_is_reported_and_worker_restarts(worker, specs, how, reason, signal):
-    worker.submit({"kind": "test-crash", "how": how})
-    death = worker.wait(timeout_s=5)
+    death = worker.run_one({"kind": "test-crash", "how": how}, timeout_s=5)
     assert isinstance(death, Death)
     assert death.reason == reason and death.signal == signal
     restarts = worker.restarts
-    worker.submit(real_case(specs))
-    reply = worker.wait(timeout_s=120)
+    reply = worker.run_one(real_case(specs), timeout_s=120)
     assert isinstance(reply, dict) and reply["status"] == "ok", reply
     assert worker.restarts == restarts
+
+
+def test_worker_is_recycled_after_its_quota(specs, tmp_path):
+    w = Worker(tmp_path / "w.log", recycle_after=2)
+    try:
+        pids = []
+        for _ in range(5):
+            reply = w.run_one(real_case(specs), timeout_s=120)
+            assert reply["status"] == "ok"
+            pids.append(w.proc.pid)
+        assert len(set(pids)) == 3 and w.recycles == 2 and w.restarts == 0
+    finally:
+        w.close()
 
 
 def test_rank0_arrays_survive_the_pipe():

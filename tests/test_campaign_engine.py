@@ -1,0 +1,152 @@
+"""The campaign engine: workers die and the campaign goes on; a killed coordinator resumes
+without losing or repeating findings; findings are reduced; replay re-runs them."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from conftest import ROOT, SPECS, run_hirfuzz
+
+BOOL_ADD = """
+ops:
+  - name: add_bool
+    relax: add
+    inputs:
+      - a
+      - {name: b, shape: "a.shape"}
+    constraints: ["b.shape == a.shape"]
+    dtypes: [bool]
+    reference: np.logical_or(a, b)
+"""
+
+
+def small_specs(tmp_path, extra=""):
+    """abs and exp from the shipped specs, plus `extra`: a small, fast spec set."""
+    import yaml
+    d = tmp_path / "specs"
+    d.mkdir()
+    (d / "tolerances.yaml").write_text((SPECS / "tolerances.yaml").read_text())
+    unary = yaml.safe_load((SPECS / "unary.yaml").read_text())
+    keep = [op for op in unary["ops"] if op["name"] in ("abs", "exp", "negative", "sqrt")]
+    (d / "unary.yaml").write_text(yaml.safe_dump({"ops": keep}))
+    if extra:
+        (d / "extra.yaml").write_text(extra)
+    return d
+
+
+def summary_of(out):
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_dying_workers_are_recorded_and_the_campaign_goes_on(tmp_path):
+    out = tmp_path / "out"
+    env = {"HIRFUZZ_TEST_CRASH": "1:segfault,3:abort,5:hang,7:oom"}
+    proc = run_hirfuzz("--specs", small_specs(tmp_path), "--iterations", 10, "--ops", 3, "--out", out,
+                       "--jobs", 2, "--timeout", 5, "--max-memory", 2048, "--no-verify", "--no-reduce",
+                       "--no-progress", env=env)
+    assert proc.returncode == 0, proc.stderr
+    s = summary_of(out)
+    assert s["cases"] == 10
+    kinds = sorted(f["signature"] for f in s["findings"])
+    assert kinds == ["crash|worker|SIGABRT", "crash|worker|SIGSEGV", "crash|worker|exit", "hang|worker|timeout"]
+    assert s["worker_restarts"] == 4
+    assert s["built"] == 6  # every other case still ran
+
+
+def _wait_for_line(proc, needle, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    seen = []
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(line)
+        if needle in line:
+            return seen
+    raise AssertionError(f"'{needle}' not seen in: {''.join(seen)}")
+
+
+def test_killed_coordinator_resumes_without_losing_or_repeating_findings(tmp_path):
+    out = tmp_path / "out"
+    specs = small_specs(tmp_path, BOOL_ADD)
+    args = ["--specs", specs, "--iterations", 40, "--ops", 4, "--out", out, "--jobs", 2,
+            "--no-progress", "--no-verify", "--no-reduce", "--seed", 9]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HIRFUZZ_TEST_CRASH="2:abort,30:segfault")
+    proc = subprocess.Popen([sys.executable, "-m", "hirfuzz", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT)
+    seen = _wait_for_line(proc, "-> ", timeout_s=120)  # a finding is on screen...
+    proc.send_signal(signal.SIGKILL)                    # ...and the coordinator dies
+    proc.wait()
+    on_screen = {line.split()[1].rstrip(":") for line in seen if line.startswith("finding ")}
+    assert on_screen
+    on_disk = {d.name for d in (out / "findings").iterdir()}
+    assert on_screen <= on_disk
+
+    resumed = run_hirfuzz(*args, env={"HIRFUZZ_TEST_CRASH": "2:abort,30:segfault"})
+    assert resumed.returncode == 0, resumed.stderr
+    s = summary_of(out)
+    assert s["resumed"] is True
+    sigs = [f["signature"] for f in s["findings"]]
+    assert len(sigs) == len(set(sigs)) == 3, sigs  # bool add, abort, segfault: once each
+    assert len(list((out / "findings").iterdir())) == 3
+    assert on_screen <= {d.name for d in (out / "findings").iterdir()}
+    cases = [json.loads(line)["case"] for line in (out / "stats.jsonl").read_text().splitlines()]
+    assert set(cases) == set(range(40))
+
+
+def test_resume_refuses_changed_settings(tmp_path):
+    out = tmp_path / "out"
+    specs = small_specs(tmp_path)
+    first = run_hirfuzz("--specs", specs, "--iterations", 2, "--ops", 3, "--out", out, "--jobs", 1, "--no-progress")
+    assert first.returncode == 0, first.stderr
+    again = run_hirfuzz("--specs", specs, "--iterations", 2, "--ops", 5, "--out", out, "--jobs", 1)
+    assert again.returncode == 2 and "Traceback" not in again.stderr
+    assert "ops: 3 -> 5" in again.stderr
+
+
+def test_resume_continues_the_same_graphs(tmp_path):
+    """4 cases then 4 more equal 8 cases at once: the random stream carries on."""
+    specs = small_specs(tmp_path)
+    common = ["--specs", specs, "--ops", 5, "--jobs", 1, "--no-progress", "--seed", 4]
+    assert run_hirfuzz(*common, "--iterations", 8, "--out", tmp_path / "a").returncode == 0
+    assert run_hirfuzz(*common, "--iterations", 4, "--out", tmp_path / "b").returncode == 0
+    assert run_hirfuzz(*common, "--iterations", 8, "--out", tmp_path / "b").returncode == 0
+    cov_a = json.loads((tmp_path / "a" / "coverage.json").read_text())
+    cov_b = json.loads((tmp_path / "b" / "coverage.json").read_text())
+    assert cov_a == cov_b
+    assert summary_of(tmp_path / "b")["cases"] == 8
+
+
+def test_planted_two_op_bug_is_reduced_to_a_few_ops(tmp_path):
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--specs", small_specs(tmp_path), "--iterations", 6, "--ops", 16, "--out", out,
+                       "--jobs", 1, "--no-verify", "--no-progress", "--seed", 1,
+                       env={"HIRFUZZ_TEST_CRASH_EDGE": "abs>negative"})
+    assert proc.returncode == 0, proc.stderr
+    s = summary_of(out)
+    assert len(s["findings"]) == 1
+    f = s["findings"][0]
+    assert f["reduced_from"] == 16 and f["ops"] <= 3
+    case = json.loads(open(os.path.join(f["path"], "case.json")).read())
+    assert {n.get("op") for n in case["graph"]["nodes"]} >= {"abs", "negative"}
+    original = json.loads(open(os.path.join(f["path"], "original", "case.json")).read())
+    assert sum(n["kind"] == "op" for n in original["graph"]["nodes"]) == 16
+
+
+def test_replay_says_which_findings_still_reproduce(tmp_path):
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--specs", small_specs(tmp_path, BOOL_ADD), "--iterations", 3, "--ops", 3,
+                       "--out", out, "--jobs", 1, "--no-progress", "--seed", 2)
+    assert proc.returncode == 0, proc.stderr
+    s = summary_of(out)
+    assert [f["kind"] for f in s["findings"]] == ["crash"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    replay = subprocess.run([sys.executable, "-m", "hirfuzz.replay", str(out)], capture_output=True,
+                            text=True, env=env, timeout=300)
+    assert replay.returncode == 1
+    assert "1 still reproduce" in replay.stdout
+    bug = open(os.path.join(s["findings"][0]["path"], "bug-report.md")).read()
+    assert "**Expected behaviour**" in bug and "relax.op.add" in bug and "TVM 0.27" in bug
+    assert "report.md" in proc.stdout and (out / "report.md").read_text().count("repro.py") >= 1
