@@ -310,10 +310,68 @@ def repeat(x, repeats, axis=None):
     return np.repeat(np.asarray(x), repeats, axis=axis)
 
 
+def _along(v, axes, ndim):
+    """`v` (shaped like data's dims at `axes`) reshaped to broadcast against rank `ndim`."""
+    axes = [a % ndim for a in axes]
+    shape = [1] * ndim
+    order = sorted(range(len(axes)), key=lambda i: axes[i])
+    v = np.transpose(np.asarray(v, dtype=np.float64), order) if len(axes) > 1 else np.asarray(v, dtype=np.float64)
+    for a in axes:
+        shape[a] = np.asarray(v).shape[sorted(axes).index(a)] if v.ndim else 1
+    return v.reshape(shape)
+
+
+def layer_norm(data, gamma, beta, axes, epsilon, center=True, scale=True):
+    x = np.asarray(data, dtype=np.float64)
+    axes = tuple(a % x.ndim for a in axes)
+    mean = x.mean(axis=axes, keepdims=True)
+    out = (x - mean) / np.sqrt(x.var(axis=axes, keepdims=True) + epsilon)
+    if scale:
+        out = out * _along(gamma, list(axes), x.ndim)
+    if center:
+        out = out + _along(beta, list(axes), x.ndim)
+    return out
+
+
+def rms_norm(data, weight, axes, epsilon):
+    x = np.asarray(data, dtype=np.float64)
+    axes = tuple(a % x.ndim for a in axes)
+    out = x / np.sqrt(np.mean(x * x, axis=axes, keepdims=True) + epsilon)
+    return out * _along(weight, list(axes), x.ndim)
+
+
+def group_norm(data, gamma, beta, num_groups, epsilon, center=True, scale=True):
+    """Channels on axis 1; statistics over each group of channels and all later axes."""
+    x = np.asarray(data, dtype=np.float64)
+    n, c = x.shape[:2]
+    g = x.reshape((n, num_groups, c // num_groups) + x.shape[2:])
+    axes = tuple(range(2, g.ndim))
+    g = (g - g.mean(axis=axes, keepdims=True)) / np.sqrt(g.var(axis=axes, keepdims=True) + epsilon)
+    out = g.reshape(x.shape)
+    if scale:
+        out = out * _along(gamma, [1], x.ndim)
+    if center:
+        out = out + _along(beta, [1], x.ndim)
+    return out
+
+
+def batch_norm(data, gamma, beta, mean, var, axis, epsilon, center=True, scale=True):
+    """Inference batch norm; returns (out, mean, var)."""
+    x = np.asarray(data, dtype=np.float64)
+    out = (x - _along(mean, [axis], x.ndim)) / np.sqrt(_along(var, [axis], x.ndim) + epsilon)
+    if scale:
+        out = out * _along(gamma, [axis], x.ndim)
+    if center:
+        out = out + _along(beta, [axis], x.ndim)
+    return out, np.asarray(mean), np.asarray(var)
+
+
 HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
            "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf,
            "cumsum": cumsum, "max_pool2d_tvm": max_pool2d_tvm}
-HELPERS.update({"repeat": repeat,
+HELPERS.update({"layer_norm": layer_norm, "rms_norm": rms_norm, "group_norm": group_norm,
+                "batch_norm": batch_norm,
+                "repeat": repeat,
                 "layout_transform": layout_transform,
                 "dropout_inference": dropout_inference,
                 "einsum": einsum,
