@@ -366,10 +366,66 @@ def batch_norm(data, gamma, beta, mean, var, axis, epsilon, center=True, scale=T
     return out, np.asarray(mean), np.asarray(var)
 
 
+def avg_pool2d(data, pool_size, strides, padding, dilation, ceil_mode=False, count_include_pad=False):
+    """NCHW average pooling with TVM's ceil-mode output size (see `max_pool2d_tvm`); the
+    divisor counts the padding when `count_include_pad`, never the ceil-mode overhang."""
+    x = np.asarray(data, dtype=np.float64)
+    kh, kw = pool_size
+    sh, sw = strides
+    dh, dw = dilation
+    top, left, bottom, right = padding
+    n, c, h, w = x.shape
+    out_full = max_pool2d(data, pool_size, strides, padding, dilation, ceil_mode)
+    oh, ow = out_full.shape[2], out_full.shape[3]
+    if ceil_mode:
+        if (oh - 1) * sh >= h + top:
+            oh -= 1
+        if (ow - 1) * sw >= w + left:
+            ow -= 1
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            total, count = 0.0, 0
+            for a in range(kh):
+                for b in range(kw):
+                    y, z = i * sh + a * dh - top, j * sw + b * dw - left
+                    inside = 0 <= y < h and 0 <= z < w
+                    in_padded = -top <= y < h + bottom and -left <= z < w + right
+                    if inside:
+                        total = total + x[:, :, y, z]
+                    if inside or (count_include_pad and in_padded):
+                        count += 1
+            out[:, :, i, j] = total / max(count, 1)
+    return out
+
+
+def adaptive_avg_pool2d(data, output_size):
+    """NCHW adaptive average pooling: window i spans [floor(i*H/O), ceil((i+1)*H/O))."""
+    x = np.asarray(data, dtype=np.float64)
+    n, c, h, w = x.shape
+    oh, ow = output_size
+    out = np.zeros((n, c, oh, ow))
+    for i in range(oh):
+        y0, y1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        for j in range(ow):
+            z0, z1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            out[:, :, i, j] = x[:, :, y0:y1, z0:z1].mean(axis=(2, 3))
+    return out
+
+
+def conv1d(data, weight, stride, padding, dilation, groups=1):
+    """NCW data, OIW weight, padding (left, right): `conv2d` on a height of one."""
+    out = conv2d(np.asarray(data)[:, :, None, :], np.asarray(weight)[:, :, None, :],
+                 [1, stride], [0, padding[0], 0, padding[1]], [1, dilation], groups)
+    return out[:, :, 0, :]
+
+
 HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
            "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf,
            "cumsum": cumsum, "max_pool2d_tvm": max_pool2d_tvm}
-HELPERS.update({"layer_norm": layer_norm, "rms_norm": rms_norm, "group_norm": group_norm,
+HELPERS.update({"conv1d": conv1d,
+                "avg_pool2d": avg_pool2d, "adaptive_avg_pool2d": adaptive_avg_pool2d,
+                "layer_norm": layer_norm, "rms_norm": rms_norm, "group_norm": group_norm,
                 "batch_norm": batch_norm,
                 "repeat": repeat,
                 "layout_transform": layout_transform,
