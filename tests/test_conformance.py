@@ -11,7 +11,7 @@ import pytest
 from hirfuzz.conformance import check_op, op_report, report_rows, run_sample
 from hirfuzz.spec import load_specs
 
-SAMPLES = 4        # per dtype; about 2 minutes for the whole spec set on 2 cores
+SAMPLES = 3        # per dtype; about 2.5 minutes for the whole spec set (127 ops) on 2 cores
 DEEP_SAMPLES = 30  # with `-m slow`
 
 _SPECS = load_specs()
@@ -19,7 +19,7 @@ OPS = _SPECS.names()
 
 
 def test_spec_set_is_broad():
-    assert len(OPS) >= 45
+    assert len(OPS) >= 120
     dtypes = {d for op in _SPECS.ops.values() for d in op.dtypes}
     assert dtypes == {"bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
                       "uint64", "float16", "float32", "float64"}

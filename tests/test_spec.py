@@ -29,7 +29,7 @@ ops:
 
 def test_shipped_specs_load():
     specs = load_specs()
-    assert len(specs.ops) >= 45
+    assert len(specs.ops) >= 120
     for name, op in specs.ops.items():
         assert op.dtypes and set(op.dtypes) <= set(ALL_DTYPES), name
         assert op.tolerance in specs.tolerances, name
@@ -45,11 +45,25 @@ def test_shipped_specs_name_real_relax_ops():
 def test_shipped_specs_one_file_per_family():
     files = {p.name for p in SPECS.glob("*.yaml")}
     assert {"unary.yaml", "binary.yaml", "compare.yaml", "logical.yaml", "reduction.yaml",
-            "layout.yaml", "nn.yaml", "tolerances.yaml"} <= files
+            "layout.yaml", "nn.yaml", "tolerances.yaml", "indexing.yaml", "sort.yaml",
+            "creation.yaml", "linalg.yaml", "norm.yaml"} <= files
     specs = load_specs()
     assert specs.ops["exp"].source.endswith("unary.yaml")
     assert specs.ops["equal"].source.endswith("compare.yaml")
     assert specs.ops["sum"].source.endswith("reduction.yaml")
+    assert specs.ops["gather_nd"].source.endswith("indexing.yaml")
+    assert specs.ops["nn.layer_norm"].source.endswith("norm.yaml")
+
+
+def test_index_inputs_have_own_dtype_and_domain():
+    """Index inputs are integer tensors kept in range; ops where an out-of-range index is UB
+    may trap, so such a case is built but never run."""
+    specs = load_specs()
+    for name in ("take", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd"):
+        op = specs.ops[name]
+        idx = op.inputs[1]
+        assert idx.dtype is not None and idx.domain is not None, name
+        assert op.may_trap, name
 
 
 @pytest.fixture
