@@ -21,8 +21,10 @@ import numpy as np
 
 from . import __version__
 from .coverage import Coverage
+from .disrupt import CLASSES, classify as classify_violation, draw_inputs as draw_violation_inputs
+from .disrupt import generate_violation, violation_plan
 from .errors import HirfuzzError
-from .generate import GenStats, generate_graph
+from .generate import GenStats, Rejected, generate_graph
 from .graph import Graph
 from .inputs import choose_inputs
 from .oracle import compare_results
@@ -66,7 +68,8 @@ class Case:
     runnable: bool            # False: an input may trap (integer division by zero)
     expected: list            # TensorFacts per result of main
     gen_ms: float
-    violation: str = ""       # the first domain violation, whose results are not compared
+    out_of_domain: str = ""   # the first domain violation, whose results are not compared
+    disruption: dict | None = None  # disruptive mode: the violation and its plan
     request: dict = field(default_factory=dict)
 
 
@@ -115,6 +118,7 @@ class Campaign:
         self.counters = Counters()
         self.next_index = 0
         self.queue: list[Case] = []
+        self.disruptive: dict[str, dict[str, int]] = {}  # class -> stage -> count
         self.findings: dict[str, Finding] = {}
         self.unconfirmed: dict[str, Finding] = {}
         self.disagreements: dict[str, Finding] = {}
@@ -142,7 +146,8 @@ class Campaign:
         self.gen_stats = GenStats(**state.get("gen_stats", {}))
         self.next_index = state["next_index"]
         # cases generated before the kill but never judged run first, unchanged
-        self.queue = [self.make_case(c["index"], Graph.from_json(c["graph"])) for c in state.get("in_flight", [])]
+        self.queue = [self.make_case(c["index"], Graph.from_json(c["graph"]), c.get("disruption"))
+                      for c in state.get("in_flight", [])]
 
     def checkpoint(self, force: bool = False):
         now = time.monotonic()
@@ -154,7 +159,8 @@ class Campaign:
         counters["elapsed_s"] = self.elapsed()
         state = {"next_index": self.next_index, "rng": self.gen_rng.bit_generator.state,
                  "counters": counters, "gen_stats": asdict(self.gen_stats),
-                 "in_flight": [{"index": c.index, "graph": c.graph.to_json()} for c in pending]}
+                 "in_flight": [{"index": c.index, "graph": c.graph.to_json(), "disruption": c.disruption}
+                               for c in pending]}
         self.out.checkpoint(state, self.coverage.to_json())
 
     def elapsed(self) -> float:
@@ -162,7 +168,9 @@ class Campaign:
 
     # --- cases ----------------------------------------------------------------------------
 
-    def make_case(self, index: int, graph: Graph | None = None) -> Case:
+    def make_case(self, index: int, graph: Graph | None = None, disruption: dict | None = None) -> Case:
+        if self.s.mode == "disruptive":
+            return self.make_disruptive_case(index, graph, disruption)
         t0 = time.perf_counter()
         if graph is None:
             graph = generate_graph(self.specs, self.gen_rng, self.s.ops, self.coverage, guided=self.s.guided,
@@ -175,6 +183,29 @@ class Campaign:
         case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason)
         case.request = {"case": index, "graph": graph.to_json(), "target": self.s.target,
                         "run": chosen.runnable, "inputs": [encode_array(a) for a in inputs]}
+        _plant(case.request, index)
+        self.counters.gen_s += time.perf_counter() - t0
+        return case
+
+    def make_disruptive_case(self, index: int, graph: Graph | None, disruption: dict | None) -> Case:
+        """A valid graph (none for even cases: single-node, as HIRGen did) plus one violation."""
+        t0 = time.perf_counter()
+        if graph is None:
+            n_ops = 1 if index % 2 == 0 else self.s.ops
+            while True:
+                try:
+                    graph, violation = generate_violation(self.specs, self.gen_rng, n_ops,
+                                                          self.coverage.sets["violation"], self.s.guided,
+                                                          self.s.only_ops)
+                    break
+                except Rejected:
+                    continue
+            disruption = {"violation": violation.to_json(), "plan": violation_plan(violation, graph, self.specs)}
+        inputs = draw_violation_inputs(graph, disruption["violation"], np.random.default_rng([self.s.seed, index]))
+        gen_ms = (time.perf_counter() - t0) * 1000
+        case = Case(index, graph, inputs, True, [], gen_ms, disruption=disruption)
+        case.request = {"case": index, "graph": graph.to_json(), "target": self.s.target, "run": True,
+                        "violation": disruption["plan"], "inputs": [encode_array(a) for a in inputs]}
         _plant(case.request, index)
         self.counters.gen_s += time.perf_counter() - t0
         return case
@@ -249,6 +280,8 @@ class Campaign:
 
     def classify(self, case: Case, answer) -> Outcome:
         """What an answer means; no side effects, so the reducer can use it too."""
+        if case.disruption is not None:
+            return self.classify_disruptive(case, answer)
         if isinstance(answer, Death):
             kind = "hang" if answer.reason == "timeout" else "crash"
             finding = Finding(kind=kind, oracle="crash", stage="worker",
@@ -285,6 +318,32 @@ class Campaign:
                           case=case.index)
         return Outcome("mismatch", finding)
 
+    def classify_disruptive(self, case: Case, answer) -> Outcome:
+        v = case.disruption["violation"]
+        cls, stage = classify_violation(answer, v)
+        status = f"{cls}:{stage}"
+        if cls == "clean-rejection":
+            return Outcome(status)
+        what = f"{v['kind']} on {v['op']} ({v['detail']})"
+        if isinstance(answer, Death):
+            sig = death_signature(answer.reason, answer.signal)
+            message, detail, extra = answer.describe(), answer.log_tail, {"signal": answer.signal or answer.reason}
+        elif cls == "poor-diagnostic":
+            sig = crash_signature(stage, answer["exc_type"], answer["message"], answer["traceback"])
+            first = next((ln for ln in answer["message"].splitlines() if ln.strip()), answer["exc_type"])
+            message = f"{answer['exc_type']}: {first[:250]}"
+            detail, extra = answer["traceback"], {"exc_type": answer["exc_type"]}
+        else:  # silent acceptance: nothing to key on but what was broken
+            sig = f"{v['op']}|{v['kind']}"
+            message = f"accepted and ran: {what}"
+            note = self.specs.ops[v["op"]].note if v["op"] in self.specs.ops else ""
+            detail, extra = (f"the spec's note on {v['op']}: {note}" if note else ""), {}
+        extra["violation"] = v
+        finding = Finding(kind=cls, oracle="disruptive", stage=stage, signature=f"{cls}|{sig}",
+                          message=f"{message} [{what}]" if cls != "silent-acceptance" else message,
+                          detail=detail, case=case.index, extra=extra)
+        return Outcome(status, finding, detail)
+
     def judge(self, case: Case, answer):
         outcome = self.classify(case, answer)
         c = self.counters
@@ -293,6 +352,10 @@ class Campaign:
             c.tvm_s += sum(answer.get("timings", {}).values())
             c.max_rss_kb = max(c.max_rss_kb, answer.get("rss_kb", 0))
         status = outcome.status
+        if case.disruption is not None:
+            cls, stage = status.split(":", 1)
+            table = self.disruptive.setdefault(cls, {})
+            table[stage] = table.get(stage, 0) + 1
         stage = status.split(":", 1)[1] if status.startswith("error:") else None
         c.valid += status in ("ok", "ran", "built", "mismatch") or stage in ("build", "run")
         c.built += status in ("ok", "ran", "built", "mismatch") or stage == "run"
@@ -310,7 +373,7 @@ class Campaign:
             f.write(json.dumps({
                 "case": case.index, "t": round(self.elapsed(), 3), "status": status,
                 "gen_ms": round(case.gen_ms, 3), "findings": len(self.findings),
-                "violation": case.violation or None, "coverage": self.coverage.counts()}) + "\n")
+                "out_of_domain": case.out_of_domain or None, "coverage": self.coverage.counts()}) + "\n")
 
     # --- findings -------------------------------------------------------------------------
 
@@ -330,7 +393,9 @@ class Campaign:
             table[finding.signature].hits += 1
             return
         original = case
-        if folder == "findings" and self.s.reduce and finding.kind != "hang":
+        # hangs would cost a time-out per try; disruptive cases are single operators or
+        # tied to their graph's node numbering, so they are saved as generated
+        if folder == "findings" and self.s.reduce and finding.kind != "hang" and case.disruption is None:
             case = self.reduce(case, finding.signature)
         finding.extra["ops"] = len(case.graph.operators)
         if case is not original:
@@ -373,9 +438,10 @@ class Campaign:
             expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
                          0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in case.expected]
         repro = render_reproducer(case.graph, self.specs, finding, self.s.target, case.inputs,
-                                  run=case.runnable, expected=expected, tvm_version=self.pool.tvm_version)
+                                  run=case.runnable, expected=expected, tvm_version=self.pool.tvm_version,
+                                  violation_plan=case.disruption["plan"] if case.disruption else None)
         case_json = {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
-                     "graph": case.graph.to_json(), "runnable": case.runnable}
+                     "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption}
         return finding_files(finding, case_json, repro, log)
 
     def reduce(self, case: Case, signature: str) -> Case:
@@ -436,7 +502,19 @@ class Campaign:
             "finding_hits": c.findings_hits,
             "unconfirmed": [self._finding_row(f) for f in self.unconfirmed.values()],
             "spec_disagreements": [self._finding_row(f) for f in self.disagreements.values()],
+            "disruptive": self._disruptive_summary(),
         }
+
+    def _disruptive_summary(self) -> dict | None:
+        if self.s.mode != "disruptive":
+            return None
+        classes = {cls: sum(self.disruptive.get(cls, {}).values()) for cls in CLASSES}
+        stages: dict[str, int] = {}
+        for table in self.disruptive.values():
+            for stage, n in table.items():
+                stages[stage] = stages.get(stage, 0) + n
+        return {"classes": classes, "by_class_and_stage": self.disruptive, "by_stage": stages,
+                "violation_coverage": len(self.coverage.sets["violation"])}
 
     @staticmethod
     def _finding_row(f: Finding) -> dict:
@@ -494,9 +572,11 @@ def _plant(request: dict, index: int):
 
 def format_summary(data: dict, out: str) -> str:
     cov = data["coverage"]
+    d = data.get("disruptive")
+    what = (", ".join(f"{n} {c}" for c, n in d["classes"].items()) + f"; violation coverage {d['violation_coverage']}"
+            if d else f"{data['valid']} well-formed, {data['built']} built, {data['compared']} compared with the reference")
     lines = [
-        f"hirfuzz {data['mode']}: {data['cases']} cases in {data['elapsed_s']:.1f}s "
-        f"({data['valid']} well-formed, {data['built']} built, {data['compared']} compared with the reference)",
+        f"hirfuzz {data['mode']}: {data['cases']} cases in {data['elapsed_s']:.1f}s ({what})",
         f"coverage: op-dtype {cov['op_dtype']}, op-shape {cov['op_shape']}, op-edge {cov['op_edge']}, "
         f"op-path {cov['op_path']}",
         f"time in TVM {data['time_in_tvm_s']:.1f}s over {data['jobs']} worker(s); hirfuzz's own share of "

@@ -96,8 +96,6 @@ def run(argv=None) -> int:
         from .passes import load_catalog
         print("\n".join(p.name for p in load_catalog()))
         return 0
-    if args.mode == "disruptive":
-        raise HirfuzzError("--mode disruptive is not yet supported; use --mode strict")
     if args.only_ops:
         unknown = [o for o in args.only_ops if o not in specs.ops]
         if unknown:

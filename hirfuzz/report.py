@@ -105,6 +105,19 @@ def _plot(out: Path, rows: list[dict]) -> str | None:
     return "coverage.png"
 
 
+def _disruptive_section(d: dict | None) -> list[str]:
+    if not d:
+        return []
+    stages = sorted({st for table in d["by_class_and_stage"].values() for st in table})
+    lines = ["## What TVM did with the invalid programs", "",
+             f"Violation coverage: {d['violation_coverage']} (op, violation, dtype, rank) tuples.", "",
+             "| class | total | " + " | ".join(stages) + " |", "|---" * (len(stages) + 2) + "|"]
+    for cls, total in d["classes"].items():
+        row = d["by_class_and_stage"].get(cls, {})
+        lines.append(f"| {cls} | {total} | " + " | ".join(str(row.get(st, 0)) for st in stages) + " |")
+    return lines + [""]
+
+
 def campaign_report(out: Path, summary: dict) -> str:
     rows = _stats(out)
     lines = [
@@ -113,11 +126,13 @@ def campaign_report(out: Path, summary: dict) -> str:
         f"- mode `{summary['mode']}`, seed {summary['seed']}, {summary['ops_per_graph']} operators per graph, "
         f"target `{summary['target']}`, TVM {summary.get('tvm')}",
         f"- {summary['cases']} cases in {summary['elapsed_s']:.0f} s "
-        f"({summary['cases'] / max(summary['elapsed_s'], 1e-9):.2f} cases/s, {summary.get('jobs', 1)} workers); "
-        f"{summary['valid']} well-formed, {summary['built']} built, {summary['compared']} compared with the reference",
+        f"({summary['cases'] / max(summary['elapsed_s'], 1e-9):.2f} cases/s, {summary.get('jobs', 1)} workers)"
+        + ("" if summary.get("disruptive") else f"; {summary['valid']} well-formed, {summary['built']} built, "
+           f"{summary['compared']} compared with the reference"),
         f"- hirfuzz's own share of wall time: {100 * summary['overhead_share']:.1f}%; "
         f"worker restarts {summary['worker_restarts']}",
         "",
+    ] + _disruptive_section(summary.get("disruptive")) + [
         "## Findings",
         "",
     ]

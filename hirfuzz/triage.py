@@ -11,6 +11,7 @@ and keeps the finding only if the script fails the same way.
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -172,6 +173,9 @@ def main():
     except Exception as exc:
         print(f"{mark} stage={{stage}} error={{type(exc).__name__}}")
         raise
+    if EXPECT_REJECTION:
+        print("{mark} accepted")
+        return 1
     if EXPECTED is None:
         print("{mark} ok")
         return 0
@@ -199,8 +203,13 @@ if __name__ == "__main__":
 
 
 def render_reproducer(graph: Graph, specs, finding: Finding, target: str, inputs: list[np.ndarray],
-                      run: bool, expected: list | None, tvm_version: str | None) -> str:
-    """A standalone script: exits 1 (exception, mismatch) or dies while the bug is present."""
+                      run: bool, expected: list | None, tvm_version: str | None,
+                      violation_plan: dict | None = None) -> str:
+    """A standalone script: exits 1 (exception, mismatch) or dies while the bug is present.
+
+    With a violation plan (disruptive mode) the script adds the violating call with the
+    very function the worker used, and a program that builds and runs is the bug.
+    """
     header = [
         '"""hirfuzz reproducer.',
         "",
@@ -220,6 +229,14 @@ def render_reproducer(graph: Graph, specs, finding: Finding, target: str, inputs
         "",
     ]
     body = [render_module_code(graph, specs), ""]
+    if violation_plan is not None:
+        from .disrupt import apply_violation
+        body[0] = body[0].replace("def build_module():", "def build_valid_module():", 1)
+        body += [inspect.getsource(apply_violation), "",
+                 f"VIOLATION = {violation_plan!r}", "",
+                 "def build_module():",
+                 "    return apply_violation(build_valid_module(), VIOLATION)", ""]
+    body.append(f"EXPECT_REJECTION = {violation_plan is not None!r}  # an invalid program: accepting it is the bug")
     body.append("INPUTS = [")
     body += [f"    {_array_code(a)}," for a in inputs]
     body.append("]")
@@ -260,6 +277,8 @@ def check_reproducer(script: Path, finding: Finding, timeout_s: float) -> ReproO
     last = marks[-1] if marks else ""
     if finding.kind == "wrong-result":
         return ReproOutcome(last == f"{MARK} mismatch", last or f"exit {proc.returncode}", output[-4000:])
+    if finding.kind == "silent-acceptance":
+        return ReproOutcome(last == f"{MARK} accepted", last or f"exit {proc.returncode}", output[-4000:])
     want = f"{MARK} stage={finding.stage} error={finding.extra.get('exc_type')}"
     if finding.stage == "worker":
         # the worker died of a signal, but Python may have turned it into an exception

@@ -51,6 +51,9 @@ def execute_case(request: dict, specs) -> dict:
         t0 = time.perf_counter()
         graph = Graph.from_json(request["graph"])
         mod = lower_graph(graph, specs)
+        if request.get("violation") is not None:
+            from .disrupt import apply_violation
+            mod = apply_violation(mod, request["violation"])
         stage = "well_formed"
         relax.analysis.well_formed(mod)
         timings["lower"] = time.perf_counter() - t0

@@ -44,7 +44,7 @@ def test_dying_workers_are_recorded_and_the_campaign_goes_on(tmp_path):
     out = tmp_path / "out"
     env = {"HIRFUZZ_TEST_CRASH": "1:segfault,3:abort,5:hang,7:oom"}
     proc = run_hirfuzz("--specs", small_specs(tmp_path), "--iterations", 10, "--ops", 3, "--out", out,
-                       "--jobs", 2, "--timeout", 5, "--max-memory", 2048, "--no-verify", "--no-reduce",
+                       "--jobs", 2, "--timeout", 10, "--max-memory", 2048, "--no-verify", "--no-reduce",
                        "--no-progress", env=env)
     assert proc.returncode == 0, proc.stderr
     s = summary_of(out)

@@ -42,11 +42,6 @@ def test_bad_flags(args, needle, tmp_path):
     assert not (tmp_path / "o").exists()
 
 
-def test_disruptive_mode_says_not_yet_supported(tmp_path):
-    proc = run_hirfuzz("--mode", "disruptive", "--iterations", "1", "--out", tmp_path / "o")
-    assert_clean_error(proc, "not yet supported")
-
-
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere")
 def test_unwritable_out(tmp_path):
     locked = tmp_path / "locked"
