@@ -1,0 +1,224 @@
+"""Lowering plans: every random choice `lower.lower_graph` makes, as plain JSON data.
+
+A `LoweringPlan` says how a Graph is turned into Relax beyond the plain one-dataflow-block
+form (HIRGen Algorithm 2 and the Relax language features of DESIGN.md):
+
+- ``functions``: cuts. A cut is a range of node ids ``[start, end]`` whose operators become
+  one Relax function; the function's parameters are the tensors its operators read from
+  outside the cut, its result the tensors used after it (a tuple when several). ``kind``
+  is ``"global"`` (a private global function called through its GlobalVar) or ``"local"``
+  (a closure bound inside the enclosing function; the inputs named in ``captures`` are
+  captured as free variables instead of passed, where Relax allows it: a closure never
+  captures a DataflowVar, so those stay parameters; and unless ``allow_known_bugs``, a
+  closure returning a tuple or obtained as a value captures nothing, which keeps clear of
+  the TVM bug in ``lower.KNOWN_TVM_BUGS``). Cuts nest (a cut inside a cut becomes
+  a function called by the outer function's body): nesting gives call chains. With
+  ``as_value`` the function is first obtained as a value (a global through a nullary global
+  ``get_<f>`` returning it, a closure through a nullary local maker returning it) and
+  called afterwards. ``plain`` puts the call in a plain binding block.
+- ``plain_nodes``: operator nodes emitted in plain binding blocks; all others go in
+  dataflow blocks (blocks are split where the kind changes; live dataflow values are
+  emitted as block outputs).
+- ``node_features``: per operator node, features applied to its binding:
+  ``if_shape`` / ``if_prim`` wrap it in an ``If`` whose condition is always true for any
+  input (``sum(shape_to_tensor(shape_of(x))) >= rank(x)``, resp. ``n >= 1`` for a symbolic
+  dimension ``n`` bound by ``match_cast``) and whose else branch has the same type (zeros);
+  ``match_cast`` casts its inputs to symbolic dimensions (equal sizes share one symbol),
+  computes the op on dynamic shapes and casts the result back to the static type;
+  ``shape_of`` reshapes its first input to its own ``shape_of``; ``tuple`` packs its
+  inputs into a tuple and reads them back with ``TupleGetItem``.
+- ``dynamic_params``: variable nodes whose ``main`` parameter is declared with symbolic
+  dimensions and ``match_cast`` back to the static shape on entry (a dynamic signature).
+
+Every feature preserves the program's meaning, whatever graph it is applied to. A plan
+therefore stays valid for any graph: `lower_graph` ignores entries naming nodes that do
+not exist or are not of the right kind, cuts that contain no operator, and cuts that
+overlap an earlier cut without nesting in it. When the reducer drops nodes it renumbers
+them densely (reduce.keep_operators), so after reduction a plan's entries may land on
+other nodes or on none: the module is still valid and still means the same as the graph,
+it just uses fewer or different features. A reducer that wants the features to stay put
+should drop plan entries itself (see `LoweringPlan.without`).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+PLAN_FORMAT = 1
+
+NODE_FEATURES = ("if_shape", "if_prim", "match_cast", "shape_of", "tuple")
+
+
+@dataclass
+class Knobs:
+    """Probabilities of each lowering choice (0 turns a feature off)."""
+    p_cut: float = 0.15          # a cut starts at an operator
+    p_local: float = 0.4         # a cut becomes a closure rather than a global function
+    p_capture: float = 0.5       # a closure captures an input rather than taking it as parameter
+    p_nest: float = 0.5          # a cut draws nested cuts inside it (call chains)
+    max_depth: int = 3           # deepest nesting of cuts
+    p_as_value: float = 0.25     # the function is obtained as a value, then called
+    p_plain: float = 0.2         # an operator (or a call) is emitted in a plain binding block
+    p_if: float = 0.1            # an operator is wrapped in an always-true If
+    p_match_cast: float = 0.1    # an operator runs on match_cast symbolic shapes
+    p_shape_of: float = 0.08     # an operator's first input goes through shape_of/reshape
+    p_tuple: float = 0.08        # an operator's inputs go through a tuple
+    p_dynamic_param: float = 0.2  # a main parameter gets symbolic dimensions
+
+    @staticmethod
+    def off() -> "Knobs":
+        return Knobs(**{k: (0.0 if k.startswith("p_") else v) for k, v in asdict(Knobs()).items()})
+
+    @staticmethod
+    def only(**probs) -> "Knobs":
+        """All features off except those given (e.g. ``Knobs.only(p_if=1.0)``)."""
+        k = Knobs.off()
+        for name, value in probs.items():
+            if not hasattr(k, name):
+                raise ValueError(f"unknown knob {name!r}")
+            setattr(k, name, value)
+        return k
+
+
+@dataclass
+class Cut:
+    start: int
+    end: int
+    kind: str = "global"                      # "global" or "local"
+    captures: list[int] = field(default_factory=list)
+    as_value: bool = False
+    plain: bool = False
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class LoweringPlan:
+    functions: list[Cut] = field(default_factory=list)
+    plain_nodes: list[int] = field(default_factory=list)
+    node_features: dict[int, list[str]] = field(default_factory=dict)
+    dynamic_params: list[int] = field(default_factory=list)
+    allow_known_bugs: bool = False   # False: avoid patterns of lower.KNOWN_TVM_BUGS
+
+    @property
+    def empty(self) -> bool:
+        return not (self.functions or self.plain_nodes or self.node_features or self.dynamic_params)
+
+    def to_json(self) -> dict:
+        return {"format": PLAN_FORMAT,
+                "functions": [c.to_json() for c in self.functions],
+                "plain_nodes": list(self.plain_nodes),
+                "node_features": {str(k): list(v) for k, v in sorted(self.node_features.items())},
+                "dynamic_params": list(self.dynamic_params),
+                "allow_known_bugs": self.allow_known_bugs}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), separators=(",", ":"))
+
+    @staticmethod
+    def from_json(d: dict) -> "LoweringPlan":
+        if d.get("format") != PLAN_FORMAT:
+            raise ValueError(f"unsupported plan format {d.get('format')!r}")
+        return LoweringPlan(
+            functions=[Cut(int(c["start"]), int(c["end"]), str(c.get("kind", "global")),
+                           [int(n) for n in c.get("captures", [])], bool(c.get("as_value", False)),
+                           bool(c.get("plain", False))) for c in d.get("functions", [])],
+            plain_nodes=[int(n) for n in d.get("plain_nodes", [])],
+            node_features={int(k): [str(f) for f in v] for k, v in d.get("node_features", {}).items()},
+            dynamic_params=[int(n) for n in d.get("dynamic_params", [])],
+            allow_known_bugs=bool(d.get("allow_known_bugs", False)))
+
+    @staticmethod
+    def loads(text: str) -> "LoweringPlan":
+        return LoweringPlan.from_json(json.loads(text))
+
+    def without(self, what: str, index=None) -> "LoweringPlan":
+        """A copy with one entry dropped, for reducers: ``what`` is ``"functions"`` (index: position),
+        ``"plain_nodes"``, ``"dynamic_params"`` (index: node id) or ``"node_features"`` (index: node id)."""
+        p = LoweringPlan.from_json(self.to_json())
+        if what == "functions":
+            del p.functions[index]
+        elif what == "node_features":
+            p.node_features.pop(index, None)
+        else:
+            setattr(p, what, [n for n in getattr(p, what) if n != index])
+        return p
+
+    def features_used(self) -> list[str]:
+        """Names of the feature kinds this plan asks for (for statistics)."""
+        names = set()
+        for c in self.functions:
+            names.add(f"function_{c.kind}")
+            if c.as_value:
+                names.add("function_as_value")
+            if c.kind == "local" and c.captures:
+                names.add("closure_capture")
+        if self.plain_nodes or any(c.plain for c in self.functions):
+            names.add("plain_block")
+        for fs in self.node_features.values():
+            names.update(fs)
+        if self.dynamic_params:
+            names.add("dynamic_param")
+        return sorted(names)
+
+
+def plan_lowering(graph, rng: np.random.Generator, knobs: Knobs | None = None) -> LoweringPlan:
+    """Draw a plan for `graph`; all randomness comes from `rng`."""
+    knobs = knobs or Knobs()
+    plan = LoweringPlan()
+    op_ids = [n.id for n in graph.operators]
+
+    def draw_cuts(ids: list[int], depth: int, inside: set[int]):
+        i = 0
+        while i < len(ids):
+            if rng.random() < knobs.p_cut:
+                length = int(rng.integers(1, len(ids) - i + 1))
+                members = ids[i:i + length]
+                if inside and set(members) == inside:
+                    i += 1  # a cut equal to its parent adds nothing
+                    continue
+                cut = Cut(members[0], members[-1])
+                cut.kind = "local" if rng.random() < knobs.p_local else "global"
+                if cut.kind == "local":
+                    ins = _cut_inputs(graph, set(members))
+                    cut.captures = [n for n in ins if rng.random() < knobs.p_capture]
+                cut.as_value = bool(rng.random() < knobs.p_as_value)
+                cut.plain = bool(rng.random() < knobs.p_plain)
+                plan.functions.append(cut)
+                if depth + 1 < knobs.max_depth and length > 1 and rng.random() < knobs.p_nest:
+                    draw_cuts(members, depth + 1, set(members))
+                i += length
+            else:
+                i += 1
+
+    if knobs.p_cut > 0:
+        draw_cuts(op_ids, 0, set())
+    for nid in op_ids:
+        if rng.random() < knobs.p_plain:
+            plan.plain_nodes.append(nid)
+        feats = []
+        for name, p in (("if", knobs.p_if), ("match_cast", knobs.p_match_cast),
+                        ("shape_of", knobs.p_shape_of), ("tuple", knobs.p_tuple)):
+            if p > 0 and rng.random() < p:
+                if name == "if":
+                    name = "if_shape" if rng.random() < 0.5 else "if_prim"
+                feats.append(name)
+        if feats:
+            plan.node_features[nid] = feats
+    for n in graph.variables:
+        if knobs.p_dynamic_param > 0 and n.type.rank > 0 and rng.random() < knobs.p_dynamic_param:
+            plan.dynamic_params.append(n.id)
+    return plan
+
+
+def _cut_inputs(graph, members: set[int]) -> list[int]:
+    """Node ids (variables and operators outside the cut) whose outputs the cut reads."""
+    out = set()
+    for nid in members:
+        for r in graph.nodes[nid].input_refs():
+            if r.node not in members and graph.nodes[r.node].kind != "const":
+                out.add(r.node)
+    return sorted(out)
