@@ -716,3 +716,139 @@ _register("concat_split", _concat_split_sites, _concat_split)
 _register("matmul_transpose", _matmul_sites, _matmul_transpose)
 _register("expose_output", _expose_sites, _expose_output)
 _register("resolve", _resolve_sites, _resolve)
+
+
+# --- TorchProbe: functionalization (outlining), inlining, always-true conditionals -----------
+
+def _outlinable(b) -> bool:
+    if not isinstance(b, relax.VarBinding) or not _static(b.var.ty):
+        return False
+    v = b.value
+    if not (_op_name(v) is not None or isinstance(v, (relax.Tuple, relax.TupleGetItem))):
+        return False
+    return all(_static(u.ty) for u in relax.analysis.free_vars(v))
+
+
+def _outline_sites(mod):
+    return _bindings(mod, lambda b, blk, f: _outlinable(b))
+
+
+def _outline(mod, site, rng, local: bool):
+    gv, bi, i = site
+    func = mod[gv]
+    blocks = list(func.body.blocks)
+    blk = blocks[bi]
+    bindings = list(blk.bindings)
+    j = i
+    while j + 1 < len(bindings) and _outlinable(bindings[j + 1]) and rng.random() < 0.7:
+        j += 1
+    rng_b = bindings[i:j + 1]
+    defined = [b.var for b in rng_b]
+    inputs = []
+    for b in rng_b:
+        for u in relax.analysis.free_vars(b.value):
+            if not any(u.same_as(d) for d in defined) and not any(u.same_as(x) for x in inputs):
+                inputs.append(u)
+    rest = relax.SeqExpr([relax.BindingBlock(bindings[j + 1:])] + blocks[bi + 1:], func.body.body)
+    used_after = relax.analysis.free_vars(rest)
+    outs = [d for d in defined if any(d.same_as(u) for u in used_after)]
+    if not outs:
+        outs = [defined[-1]]
+    params = [relax.Var(f"a{k}", u.ty) for k, u in enumerate(inputs)]
+    vmap = dict(zip(inputs, params))
+    inner = []
+    for b in rng_b:
+        nv = relax.Var(b.var.name, b.var.ty)
+        inner.append(relax.VarBinding(nv, _subst(b.value, vmap)))
+        vmap[b.var] = nv
+    ret = [vmap[o] for o in outs]
+    ret_expr = ret[0] if len(ret) == 1 else relax.Tuple(ret)
+    ret_ty = ret[0].ty if len(ret) == 1 else relax.TupleType([r.ty for r in ret])
+    new_f = relax.BlockBuilder(mod).normalize(
+        relax.Function(params, relax.SeqExpr([relax.BindingBlock(inner)], ret_expr), ret_ty, True))
+    if not local:
+        mod, callee = _add_func(mod, new_f, "outlined")
+        func = mod[gv]
+    df = isinstance(blk, relax.DataflowBlock)
+    emit = _Emit(mod, df)
+    if local:
+        callee = emit(new_f, name="outlined")
+    call = relax.Call(callee, list(inputs))
+    if len(outs) == 1:
+        emit(call, var=outs[0])
+    else:
+        r = emit(call, name="ol")
+        for k, o in enumerate(outs):
+            emit(relax.TupleGetItem(r, k), var=o)
+    new_bindings = bindings[:i] + emit.out + bindings[j + 1:]
+    blocks[bi] = relax.DataflowBlock(new_bindings) if df else relax.BindingBlock(new_bindings)
+    return _rebuild(mod, gv, func, blocks)
+
+
+def _inlinable_callee(mod, value):
+    if not isinstance(value, relax.Call) or not isinstance(value.op, relax.GlobalVar):
+        return None
+    if value.op.name_hint == "main":
+        return None
+    f = mod[value.op]
+    if not isinstance(f, relax.Function) or not isinstance(f.body, relax.SeqExpr):
+        return None
+    for blk in f.body.blocks:
+        for b in blk.bindings:
+            if not isinstance(b, relax.VarBinding):
+                return None
+            v = b.value
+            if isinstance(v, (relax.Function, relax.If)) or not _static(b.var.ty):
+                return None
+            if isinstance(v, relax.Call) and not isinstance(v.op, (tvm.ir.Op, relax.GlobalVar)):
+                return None
+    if not isinstance(f.body.body, (relax.Var, relax.Tuple)):
+        return None
+    return f
+
+
+def _inline_sites(mod):
+    return _bindings(mod, lambda b, blk, f: _inlinable_callee(mod, b.value) is not None)
+
+
+def _inline_call(mod, site, rng):
+    def build(emit, b):
+        f = _inlinable_callee(mod, b.value)
+        vmap = dict(zip(f.params, b.value.args))
+        for blk in f.body.blocks:
+            for ib in blk.bindings:
+                vmap[ib.var] = emit(_subst(ib.value, vmap), name=ib.var.name)
+        emit(_subst(f.body.body, vmap), var=b.var)
+    return _replace_binding(mod, site, build)
+
+
+def _if_sites(mod):
+    def ok(b, blk, f):
+        return (not isinstance(blk, relax.DataflowBlock) and _op_name(b.value) is not None
+                and _static_tensor(b.var.ty) is not None)
+    return _bindings(mod, ok)
+
+
+def _always_true_if(mod, site, rng):
+    """`v = call` in a plain block becomes `v = call if sum(shape(x)) >= rank(x) else zeros`."""
+    def build(emit, b):
+        shape, dtype = _static_tensor(b.var.ty)
+        ranked = [a for a in b.value.args if (_static_tensor(getattr(a, "ty", None)) or [[]])[0]]
+        if ranked:
+            x = ranked[int(rng.integers(len(ranked)))]
+            rank = len(_static_tensor(x.ty)[0])
+            s = emit(relax.op.shape_of(x), name="c")
+            t = emit(relax.op.shape_to_tensor(s), name="c")
+            total = emit(relax.op.sum(t), name="c")
+            cond = emit(relax.op.greater_equal(total, relax.const(rank, "int64")), name="c")
+        else:
+            cond = relax.const(True, "bool")
+        emit(relax.If(cond, relax.SeqExpr([], b.value), relax.SeqExpr([], relax.op.zeros(shape, dtype))),
+             var=b.var)
+    return _replace_binding(mod, site, build)
+
+
+_register("outline_closure", _outline_sites, lambda m, s, r: _outline(m, s, r, True))
+_register("outline_global", _outline_sites, lambda m, s, r: _outline(m, s, r, False))
+_register("inline_call", _inline_sites, _inline_call)
+_register("always_true_if", _if_sites, _always_true_if)
