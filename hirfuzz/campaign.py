@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from .compile import describe as describe_config, make_config
 from .coverage import Coverage
 from .disrupt import CLASSES, classify as classify_violation, draw_inputs as draw_violation_inputs
 from .disrupt import generate_violation, violation_plan
@@ -29,6 +30,7 @@ from .graph import Graph
 from .inputs import choose_inputs
 from .oracle import compare_results
 from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
+from .passes import describe as describe_passes, draw_sequence, load_catalog, minimise_sequence
 from .reduce import reduce_graph
 from .report import bug_report, campaign_report
 from .sandbox import Death, Pool, Worker, WorkerError
@@ -47,7 +49,6 @@ class Settings:
     time_s: float | None = None
     ops: int = 20
     out: str = "hirfuzz-out"
-    target: str = "llvm"
     guided: bool = True
     only_ops: list[str] | None = None
     dtypes: list[str] | None = None
@@ -58,6 +59,11 @@ class Settings:
     jobs: int = 1
     reduce: bool = True
     recycle_after: int | None = 500
+    targets: list[str] = field(default_factory=lambda: ["llvm"])
+    executors: list[str] = field(default_factory=lambda: ["vm"])
+    pass_fuzz: bool = True                 # also build each case after a drawn pass sequence
+    pass_seq: list[dict] | None = None     # a pinned sequence (--pass-seq), instead of drawing
+    pass_files: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -70,6 +76,7 @@ class Case:
     gen_ms: float
     out_of_domain: str = ""   # the first domain violation, whose results are not compared
     disruption: dict | None = None  # disruptive mode: the violation and its plan
+    configs: list = field(default_factory=list)  # the first is the baseline
     request: dict = field(default_factory=dict)
 
 
@@ -108,6 +115,7 @@ class Campaign:
     def __init__(self, settings: Settings, specs, progress: bool = True):
         self.s = settings
         self.specs = specs
+        self.catalog = load_catalog(settings.pass_files)
         self.progress = progress
         fixed = {k: v for k, v in asdict(settings).items() if k in FIXED_SETTINGS}
         self.out, state = OutDir.open(settings.out, {**asdict(settings), **fixed})
@@ -119,6 +127,7 @@ class Campaign:
         self.next_index = 0
         self.queue: list[Case] = []
         self.disruptive: dict[str, dict[str, int]] = {}  # class -> stage -> count
+        self.aliases: dict[str, str] = {}  # pass-order signatures -> their minimal sequence's
         self.findings: dict[str, Finding] = {}
         self.unconfirmed: dict[str, Finding] = {}
         self.disagreements: dict[str, Finding] = {}
@@ -168,7 +177,8 @@ class Campaign:
 
     # --- cases ----------------------------------------------------------------------------
 
-    def make_case(self, index: int, graph: Graph | None = None, disruption: dict | None = None) -> Case:
+    def make_case(self, index: int, graph: Graph | None = None, disruption: dict | None = None,
+                  configs: list | None = None) -> Case:
         if self.s.mode == "disruptive":
             return self.make_disruptive_case(index, graph, disruption)
         t0 = time.perf_counter()
@@ -180,12 +190,27 @@ class Campaign:
         chosen = choose_inputs(graph, self.specs, np.random.default_rng([self.s.seed, index]))
         inputs = [chosen.values[n.id] for n in graph.variables]
         expected = [chosen.facts[r] for r in graph.results()]
-        case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason)
-        case.request = {"case": index, "graph": graph.to_json(), "target": self.s.target,
+        case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason,
+                    configs=configs if configs is not None else self.case_configs(index))
+        case.request = {"case": index, "graph": graph.to_json(), "configs": case.configs,
                         "run": chosen.runnable, "inputs": [encode_array(a) for a in inputs]}
         _plant(case.request, index)
         self.counters.gen_s += time.perf_counter() - t0
         return case
+
+    def case_configs(self, index: int) -> list[dict]:
+        """Baseline first (the VM on the first target), then a pass sequence, then the other
+        executors and targets: the compilation matrix one case goes through."""
+        rng = np.random.default_rng([self.s.seed, index, 2])  # not the graph stream
+        configs = [make_config("vm", self.s.targets[0])]
+        seq = self.s.pass_seq
+        if seq is None and self.s.pass_fuzz:
+            seq = draw_sequence(self.catalog, rng)
+        if seq:
+            configs.append(make_config("vm", self.s.targets[0], passes=seq, opt_level=int(rng.integers(0, 4))))
+        configs += [make_config(e, self.s.targets[0]) for e in self.s.executors if e != "vm"]
+        configs += [make_config("vm", t) for t in self.s.targets[1:]]
+        return configs
 
     def make_disruptive_case(self, index: int, graph: Graph | None, disruption: dict | None) -> Case:
         """A valid graph (none for even cases: single-node, as HIRGen did) plus one violation."""
@@ -203,8 +228,9 @@ class Campaign:
             disruption = {"violation": violation.to_json(), "plan": violation_plan(violation, graph, self.specs)}
         inputs = draw_violation_inputs(graph, disruption["violation"], np.random.default_rng([self.s.seed, index]))
         gen_ms = (time.perf_counter() - t0) * 1000
-        case = Case(index, graph, inputs, True, [], gen_ms, disruption=disruption)
-        case.request = {"case": index, "graph": graph.to_json(), "target": self.s.target, "run": True,
+        case = Case(index, graph, inputs, True, [], gen_ms, disruption=disruption,
+                    configs=[make_config("vm", self.s.targets[0])])
+        case.request = {"case": index, "graph": graph.to_json(), "configs": case.configs, "run": True,
                         "violation": disruption["plan"], "inputs": [encode_array(a) for a in inputs]}
         _plant(case.request, index)
         self.counters.gen_s += time.perf_counter() - t0
@@ -287,23 +313,45 @@ class Campaign:
             finding = Finding(kind=kind, oracle="crash", stage="worker",
                               signature=death_signature(answer.reason, answer.signal),
                               message=answer.describe(), detail=answer.log_tail, case=case.index,
-                              extra={"signal": answer.signal or answer.reason})
+                              extra={"signal": answer.signal or answer.reason, "config": case.configs[0]})
             return Outcome(answer.reason, finding, answer.log_tail)
-        if answer["status"] == "error":
-            stage, exc_type = answer["stage"], answer["exc_type"]
-            first = next((ln for ln in answer["message"].splitlines() if ln.strip()), exc_type)
-            finding = Finding(kind="crash", oracle="crash", stage=stage,
-                              signature=crash_signature(stage, exc_type, answer["message"], answer["traceback"]),
-                              message=f"{exc_type}: {first[:300]}", detail=answer["traceback"],
-                              case=case.index, extra={"exc_type": exc_type})
-            if stage in ("lower", "well_formed"):
-                # TVM refused a program the specs call valid: a spec to fix (or a type
-                # inference bug to look at by hand), never reported as a TVM crash
-                finding.kind = "spec-disagreement"
-            return Outcome(f"error:{stage}", finding, answer["traceback"])
+        if answer["status"] == "error" and answer["stage"] in ("lower", "well_formed"):
+            # TVM refused a program the specs call valid: a spec to fix (or a type inference
+            # bug to look at by hand), never reported as a TVM crash
+            outcome = self._judge_config(case, answer, case.configs[0], "crash")
+            outcome.finding.kind = "spec-disagreement"
+            return outcome
+        base = self._judge_config(case, answer, case.configs[0], "reference")
+        if base.finding is not None or answer["status"] == "error":
+            return base
+        for config, other in zip(case.configs[1:], answer.get("others", [])):
+            oracle = "pass-order" if config["passes"] else "executor"
+            outcome = self._judge_config(case, other, config, oracle)
+            if outcome.finding is not None:
+                return Outcome(base.status, outcome.finding, outcome.log)  # the baseline's status counts
+        return base
+
+    def _judge_config(self, case: Case, reply: dict, config: dict, oracle: str) -> Outcome:
+        """One configuration's reply: a crash, a result that differs from the reference, or fine.
+
+        The baseline's crashes are the crash oracle's; a configuration that fails or differs
+        while the baseline did not is the pass-order oracle's (it ran a pass sequence) or
+        the executor oracle's (another executor or target).
+        """
+        label = "" if oracle in ("crash", "reference") else f" under {describe_config(config, with_passes=False)}"
+        if reply["status"] == "error":
+            stage, exc_type = reply["stage"], reply["exc_type"]
+            first = next((ln for ln in reply["message"].splitlines() if ln.strip()), exc_type)
+            oracle = "crash" if oracle == "reference" else oracle
+            prefix = "" if oracle == "crash" else f"{oracle}|"
+            finding = Finding(kind="crash", oracle=oracle, stage=stage,
+                              signature=prefix + crash_signature(stage, exc_type, reply["message"], reply["traceback"]),
+                              message=f"{exc_type}: {first[:300]}{label}", detail=reply["traceback"],
+                              case=case.index, extra={"exc_type": exc_type, "config": config})
+            return Outcome(f"error:{stage}", finding, reply["traceback"])
         if not case.runnable:
             return Outcome("built")
-        outputs = [decode_array(a) for a in answer["outputs"]]
+        outputs = [decode_array(a) for a in reply["outputs"]]
         mismatches = compare_results(case.expected, outputs)
         if not mismatches:
             return Outcome("ok" if any(f.stable for f in case.expected) else "ran")
@@ -311,11 +359,18 @@ class Campaign:
         results = case.graph.results()
         node = case.graph.nodes[results[first.index].node] if 0 <= first.index < len(results) else None
         where = f"{node.op}:{node.dtype}" if node is not None else "arity"
-        finding = Finding(kind="wrong-result", oracle="reference", stage="run",
-                          signature=f"wrong-result|reference|{self.s.target}|{where}",
-                          message=f"result {first.index} ({where}) differs from the NumPy reference: {first.detail}",
+        # a pass sequence's wrong results are one bug per (minimal) sequence, whichever
+        # result shows it; another executor's or target's, one per operator and dtype
+        if oracle == "pass-order":
+            key = f"{config['name']}:{config['target']}|{','.join(step['name'] for step in config['passes'])}"
+        else:
+            key = (config["target"] if oracle == "reference" else f"{config['name']}:{config['target']}") + f"|{where}"
+        finding = Finding(kind="wrong-result", oracle=oracle, stage="run",
+                          signature=f"wrong-result|{oracle}|{key}",
+                          message=f"result {first.index} ({where}) differs from the NumPy reference{label}: "
+                                  f"{first.detail}",
                           detail="\n".join(f"result {m.index}: {m.detail}" for m in mismatches),
-                          case=case.index)
+                          case=case.index, extra={"config": config})
         return Outcome("mismatch", finding)
 
     def classify_disruptive(self, case: Case, answer) -> Outcome:
@@ -349,7 +404,7 @@ class Campaign:
         c = self.counters
         c.cases += 1
         if isinstance(answer, dict):
-            c.tvm_s += sum(answer.get("timings", {}).values())
+            c.tvm_s += sum(sum(r.get("timings", {}).values()) for r in [answer] + answer.get("others", []))
             c.max_rss_kb = max(c.max_rss_kb, answer.get("rss_kb", 0))
         status = outcome.status
         if case.disruption is not None:
@@ -378,6 +433,7 @@ class Campaign:
     # --- findings -------------------------------------------------------------------------
 
     def record(self, case: Case, finding: Finding, log: str):
+        finding.signature = self.aliases.get(finding.signature, finding.signature)
         for table in (self.findings, self.unconfirmed):
             known = table.get(finding.signature)
             if known is not None:
@@ -393,10 +449,25 @@ class Campaign:
             table[finding.signature].hits += 1
             return
         original = case
+        if folder == "findings" and case.disruption is None:
+            case = self.isolate_config(case, finding)
         # hangs would cost a time-out per try; disruptive cases are single operators or
         # tied to their graph's node numbering, so they are saved as generated
         if folder == "findings" and self.s.reduce and finding.kind != "hang" and case.disruption is None:
             case = self.reduce(case, finding.signature)
+        failing = case.configs[-1]
+        if failing["passes"]:
+            finding.extra["passes"] = describe_passes(failing["passes"])
+            finding.message = f"after {finding.extra['passes']}: {finding.message}"
+            if finding.kind == "wrong-result" and finding.oracle == "pass-order":
+                minimal = "|".join(finding.signature.split("|")[:3] +
+                                   [",".join(step["name"] for step in failing["passes"])])
+                self.aliases[finding.signature] = minimal
+                finding.signature = minimal
+                if minimal in table:  # another sequence shrank to a known one
+                    table[minimal].hits += 1
+                    self._rewrite_finding_json(table[minimal])
+                    return
         finding.extra["ops"] = len(case.graph.operators)
         if case is not original:
             finding.extra["reduced_from"] = len(original.graph.operators)
@@ -424,7 +495,7 @@ class Campaign:
                 finding.path = str(self.out / folder / name)
         files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
         files["bug-report.md"] = bug_report(finding.to_json(), files["repro.py"], actual,
-                                            self.pool.tvm_version, self.s.target)
+                                            self.pool.tvm_version, describe_config(case.configs[-1]))
         save_folder(self.out / folder, name, files)
         shutil.rmtree(staging, ignore_errors=True)
         table[finding.signature] = finding
@@ -437,36 +508,72 @@ class Campaign:
         if finding.kind == "wrong-result":
             expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
                          0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in case.expected]
-        repro = render_reproducer(case.graph, self.specs, finding, self.s.target, case.inputs,
+        config = case.configs[-1]  # the failing one: isolate_config put it last
+        repro = render_reproducer(case.graph, self.specs, finding, config, case.inputs,
                                   run=case.runnable, expected=expected, tvm_version=self.pool.tvm_version,
                                   violation_plan=case.disruption["plan"] if case.disruption else None)
         case_json = {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
-                     "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption}
+                     "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption,
+                     "configs": case.configs}
         return finding_files(finding, case_json, repro, log)
+
+    def _reducer(self) -> Worker:
+        if self.reducer is None:
+            self.reducer = Worker(self.out / "workers" / "reducer.log", self.s.spec_dir, self.s.max_memory_mb)
+        return self.reducer
+
+    def _fails_alike(self, case: Case, signature: str) -> bool:
+        """Does the case fail the same way? Crashes must keep their signature; a wrong result
+        keeps its kind and oracle (which result differs first may change as the case shrinks)."""
+        try:
+            answer = self._reducer().run_one(case.request, self.s.timeout_s)
+        except WorkerError:
+            return False
+        found = self.classify(case, answer).finding
+        if found is None:
+            return False
+        if signature.startswith("wrong-result|"):
+            return found.signature.split("|")[:2] == signature.split("|")[:2]
+        return found.signature == signature
+
+    def isolate_config(self, case: Case, finding: Finding) -> Case:
+        """The case under the one configuration that fails, its pass sequence minimised.
+
+        A worker that died took every configuration with it: each is tried alone to find
+        the one that kills it. Reproducers and reduction then build only that one.
+        """
+        t0 = time.monotonic()
+        config = finding.extra.get("config")
+        if finding.stage == "worker" and len(case.configs) > 1:
+            config = next((c for c in case.configs
+                           if self._fails_alike(self.make_case(case.index, case.graph, configs=[c]), finding.signature)),
+                          case.configs[0])
+        config = dict(config or case.configs[0])
+        if config["passes"] and finding.oracle == "pass-order":
+            baseline = case.configs[0]
+
+            def fails(seq):
+                trial = self.make_case(case.index, case.graph, configs=[baseline, {**config, "passes": seq}])
+                return self._fails_alike(trial, finding.signature)
+            config["passes"] = minimise_sequence(config["passes"], fails, self.catalog)
+        self._account_pause(time.monotonic() - t0)
+        configs = [case.configs[0], config] if finding.oracle in ("pass-order", "executor") else [config]
+        return self.make_case(case.index, case.graph, configs=configs)
+
+    def _account_pause(self, spent: float):
+        self.counters.reduce_s += spent
+        for w in self.pool.workers:  # the pool's clocks kept running while we worked alone
+            w.deadline += spent
 
     def reduce(self, case: Case, signature: str) -> Case:
         """The smallest graph hirfuzz can find that fails with the same signature."""
-        if self.reducer is None:
-            self.reducer = Worker(self.out / "workers" / "reducer.log", self.s.spec_dir, self.s.max_memory_mb)
         t0 = time.monotonic()
-
-        def still_fails(graph: Graph) -> bool:
-            trial = self.make_case(case.index, graph)
-            try:
-                answer = self.reducer.run_one(trial.request, self.s.timeout_s)
-            except WorkerError:
-                return False
-            outcome = self.classify(trial, answer)
-            return outcome.finding is not None and outcome.finding.signature == signature
-
-        small, checks = reduce_graph(case.graph, still_fails)
-        spent = time.monotonic() - t0
-        self.counters.reduce_s += spent
-        for w in self.pool.workers:  # the pool's clocks kept running while we reduced
-            w.deadline += spent
+        small, checks = reduce_graph(
+            case.graph, lambda g: self._fails_alike(self.make_case(case.index, g, configs=case.configs), signature))
+        self._account_pause(time.monotonic() - t0)
         if len(small.operators) >= len(case.graph.operators):
             return case
-        return self.make_case(case.index, small)
+        return self.make_case(case.index, small, configs=case.configs)
 
     def _rewrite_finding_json(self, finding: Finding):
         folder = Path(finding.path)
@@ -485,7 +592,7 @@ class Campaign:
         in_tvm_wall = c.tvm_s / max(1, self.s.jobs) + self.pool.startup_s + c.verify_s + c.reduce_s
         return {
             "hirfuzz": __version__, "tvm": self.pool.tvm_version, "mode": self.s.mode,
-            "seed": self.s.seed, "target": self.s.target, "ops_per_graph": self.s.ops,
+            "seed": self.s.seed, "targets": self.s.targets, "executors": self.s.executors, "ops_per_graph": self.s.ops,
             "coverage_guided": self.s.guided, "jobs": self.s.jobs, "resumed": self.resumed,
             "cases": c.cases, "valid": c.valid, "built": c.built, "ran": c.ran, "compared": c.compared,
             "not_run": c.not_run, "elapsed_s": round(elapsed, 3),

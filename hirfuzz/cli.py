@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from .errors import HirfuzzError
 
@@ -49,7 +50,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop after this many seconds (without --iterations or --time: run until Ctrl-C)")
     p.add_argument("--ops", type=_positive_int, default=20, metavar="N", help="operators per graph (default 20)")
     p.add_argument("--out", default="hirfuzz-out", metavar="DIR", help="output folder (default ./hirfuzz-out)")
-    p.add_argument("--target", default="llvm", help="llvm (default) or cuda")
+    p.add_argument("--target", default="llvm", metavar="T,T",
+                   help="targets: llvm (default), cuda, or both; the first is the baseline")
+    p.add_argument("--executors", type=_names, default=["vm"], metavar="E,E",
+                   help="executors besides the baseline VM: compiled, unoptimised (default: vm only)")
+    p.add_argument("--passes", action="append", default=[], metavar="FILE",
+                   help="a pass catalog of your own (YAML, same form as passes.yaml) added to the built-in one")
+    p.add_argument("--pass-seq", metavar="A,B,C", help="pin this pass sequence instead of drawing one per case")
+    p.add_argument("--no-pass-fuzz", action="store_true", help="do not build cases after a drawn pass sequence")
     p.add_argument("--no-coverage", action="store_true",
                    help="disable coverage guidance (HIRGen's random baseline)")
     p.add_argument("--only-ops", type=_names, metavar="OP,OP", help="generate only these ops")
@@ -76,13 +84,20 @@ def _cuda_present() -> bool:
     return os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0")
 
 
-def _check_target(target: str) -> str:
-    kind = target.split()[0].split("-")[0]
-    if kind not in ("llvm", "cuda"):
-        raise HirfuzzError(f"--target {target}: unknown target; use llvm or cuda")
-    if kind == "cuda" and not _cuda_present():
-        raise HirfuzzError("--target cuda: no CUDA device found on this machine; use --target llvm")
-    return target
+def _check_targets(text: str) -> list[str]:
+    """Known targets; cuda without a GPU is skipped with one line (an error if nothing is left)."""
+    targets = []
+    for target in [t.strip() for t in text.split(",") if t.strip()]:
+        kind = target.split()[0].split("-")[0]
+        if kind not in ("llvm", "cuda"):
+            raise HirfuzzError(f"--target {target}: unknown target; use llvm, cuda or llvm,cuda")
+        if kind == "cuda" and not _cuda_present():
+            print("hirfuzz: no CUDA device found: skipping the cuda target", file=sys.stderr)
+            continue
+        targets.append(target)
+    if not targets:
+        raise HirfuzzError(f"--target {text}: no usable target on this machine; use --target llvm")
+    return targets
 
 
 def run(argv=None) -> int:
@@ -92,10 +107,16 @@ def run(argv=None) -> int:
     if args.list_ops:
         print("\n".join(specs.names()))
         return 0
+    from .passes import load_catalog, parse_sequence
+    catalog = load_catalog(args.passes)
     if args.list_passes:
-        from .passes import load_catalog
-        print("\n".join(p.name for p in load_catalog()))
+        print("\n".join(catalog.names()))
         return 0
+    pass_seq = parse_sequence(args.pass_seq, catalog) if args.pass_seq else None
+    from .compile import EXECUTORS
+    unknown = [e for e in args.executors if e not in EXECUTORS]
+    if unknown:
+        raise HirfuzzError(f"--executors: unknown executor(s) {', '.join(unknown)}; known: {', '.join(EXECUTORS)}")
     if args.only_ops:
         unknown = [o for o in args.only_ops if o not in specs.ops]
         if unknown:
@@ -107,14 +128,16 @@ def run(argv=None) -> int:
         usable = [o for o in (args.only_ops or specs.names()) if set(specs.ops[o].dtypes) & set(args.dtypes)]
         if not usable:
             raise HirfuzzError("--dtypes: no selected op accepts any of these data types")
-    target = _check_target(args.target)
+    targets = _check_targets(args.target)
 
     from .campaign import Campaign, Settings, format_summary
     settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,
-                        ops=args.ops, out=args.out, target=target, guided=not args.no_coverage,
+                        ops=args.ops, out=args.out, targets=targets, guided=not args.no_coverage,
                         only_ops=args.only_ops, dtypes=args.dtypes, timeout_s=args.timeout,
                         max_memory_mb=args.max_memory, spec_dir=args.specs, verify=not args.no_verify,
-                        jobs=args.jobs, reduce=not args.no_reduce, recycle_after=args.recycle)
+                        jobs=args.jobs, reduce=not args.no_reduce, recycle_after=args.recycle,
+                        executors=args.executors, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
+                        pass_files=[str(Path(f).resolve()) for f in args.passes])
     campaign = Campaign(settings, specs, progress=not args.no_progress)
     data = campaign.run()
     print(format_summary(data, args.out))

@@ -281,7 +281,7 @@ def generate_violation(specs, rng, n_ops: int, seen: set, guided: bool = True,
             continue
         try:  # the plan travels to workers and into reproducers as plain data
             json.dumps(violation_plan(violation, graph, specs))
-        except TypeError:
+        except (TypeError, E.ExprError):
             continue
         key = coverage_key(violation, graph)
         best = (graph, violation)

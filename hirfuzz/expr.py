@@ -13,6 +13,7 @@ routed through helpers that pick the z3 form when an operand is symbolic.
 from __future__ import annotations
 
 import ast
+import inspect
 import math
 import operator
 from typing import Any, Callable
@@ -519,6 +520,22 @@ def einsum_consistent(subscripts, shapes) -> bool:
     return True
 
 
+class IndexLambda:
+    """A generated index function: callable, and printed as its own lambda source, so that a
+    reproducer can carry it as code (TVM's IndexMap.from_func reads its signature)."""
+
+    def __init__(self, fn, source: str):
+        self._fn = fn
+        self.source = source
+        self.__signature__ = inspect.signature(fn)
+
+    def __call__(self, *idx):
+        return self._fn(*idx)
+
+    def __repr__(self):
+        return self.source
+
+
 def layout_map(perm, split=None, factor=1):
     """The index map of a layout transform as a function of one index per input axis (the
     arity TVM's IndexMap.from_func needs): axes reordered by `perm`, and, when `split` is an
@@ -535,7 +552,11 @@ def layout_map(perm, split=None, factor=1):
              5: lambda a, b, c, d, e: core((a, b, c, d, e))}
     if len(perm) not in arity:
         raise ExprError(f"layout_map: rank {len(perm)} not supported")
-    return arity[len(perm)]
+    names = "abcde"[:len(perm)]
+    terms = [f"{names[p]} // {factor}" if p == split else names[p] for p in perm]
+    if split is not None:
+        terms.append(f"{names[split]} % {factor}")
+    return IndexLambda(arity[len(perm)], f"lambda {', '.join(names)}: [{', '.join(terms)}]")
 
 
 def layout_shape(shape, perm, split=None, factor=1) -> list:

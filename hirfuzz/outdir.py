@@ -33,7 +33,7 @@ STATE = "state.json"
 FORMAT = 1
 FINDING_FOLDERS = ("findings", "unconfirmed", "spec-disagreements")
 # settings that decide which graphs a campaign generates: a resume must not change them
-FIXED_SETTINGS = ("mode", "seed", "ops", "target", "guided", "only_ops", "dtypes", "spec_dir")
+FIXED_SETTINGS = ("mode", "seed", "ops", "targets", "guided", "only_ops", "dtypes", "spec_dir")
 
 
 def write_atomic(path: Path, text: str):

@@ -33,7 +33,7 @@ def bug_report(finding: dict, repro: str, actual: str, tvm_version: str | None, 
         f"### [Relax] {finding['kind']} at {finding['stage']}: {finding['message'][:120]}",
         "",
         "**Environment**",
-        f"- TVM {tvm_version or 'unknown'} (apache-tvm from PyPI), target `{target}`",
+        f"- TVM {tvm_version or 'unknown'} (apache-tvm from PyPI); built as: {target}",
         f"- Python {platform.python_version()}, {platform.system()} {platform.machine()}",
         "",
         "**Expected behaviour**",
@@ -124,7 +124,7 @@ def campaign_report(out: Path, summary: dict) -> str:
         "# hirfuzz campaign report",
         "",
         f"- mode `{summary['mode']}`, seed {summary['seed']}, {summary['ops_per_graph']} operators per graph, "
-        f"target `{summary['target']}`, TVM {summary.get('tvm')}",
+        f"targets `{','.join(summary['targets'])}`, executors `{','.join(summary['executors'])}`, TVM {summary.get('tvm')}",
         f"- {summary['cases']} cases in {summary['elapsed_s']:.0f} s "
         f"({summary['cases'] / max(summary['elapsed_s'], 1e-9):.2f} cases/s, {summary.get('jobs', 1)} workers)"
         + ("" if summary.get("disruptive") else f"; {summary['valid']} well-formed, {summary['built']} built, "

@@ -5,7 +5,7 @@ import numpy as np
 import tvm
 from tvm import relax
 
-from .compile import BuildConfig, device_for
+from .compile import device_for
 
 
 def _flatten(value) -> list[np.ndarray]:
@@ -19,9 +19,9 @@ def _flatten(value) -> list[np.ndarray]:
     return [np.asarray(value)]
 
 
-def run_module(executable, config: BuildConfig, inputs: list[np.ndarray]) -> list[np.ndarray]:
-    """Run `main` and return its results flattened to a list of arrays."""
-    dev = device_for(config.target)
+def run_module(executable, config, inputs: list[np.ndarray]) -> list[np.ndarray]:
+    """Run `main` on the configuration's device; its results flattened to a list of arrays."""
+    dev = device_for(config)
     vm = relax.VirtualMachine(executable, dev)
     args = [tvm.runtime.tensor(a, dev) for a in inputs]
     return _flatten(vm["main"](*args))

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .compile import describe as describe_config
 from .graph import Graph, Ref
 
 MARK = "HIRFUZZ-REPRO"
@@ -161,8 +162,11 @@ def main():
         print(mod.script())
         stage = "well_formed"
         relax.analysis.well_formed(mod)
-        stage = "build"
-        executable = relax.build(mod, target=TARGET)
+        with tvm.transform.PassContext(opt_level=OPT_LEVEL):
+            stage = "passes"
+            mod = tvm.transform.Sequential(passes())(mod)
+            stage = "build"
+            executable = relax.build(mod, target=TARGET, relax_pipeline=PIPELINE, exec_mode=EXEC_MODE)
         if not RUN:
             print("{mark} ok")
             return 0
@@ -202,7 +206,26 @@ if __name__ == "__main__":
 '''.format(mark=MARK)
 
 
-def render_reproducer(graph: Graph, specs, finding: Finding, target: str, inputs: list[np.ndarray],
+def _pass_code(step: dict) -> str:
+    if step.get("import"):
+        return f"user_pass({step['import']!r}, {step.get('search_dir')!r}, {step['args']!r})"
+    args = ", ".join(f"{k}={v!r}" for k, v in step["args"].items())
+    return f"relax.transform.{step['name']}({args})"
+
+
+_USER_PASS = """
+
+def user_pass(path, search_dir, args):
+    \"\"\"A pass from the user's own module (`import:` in their pass catalog).\"\"\"
+    import importlib
+    if search_dir and search_dir not in sys.path:
+        sys.path.insert(0, search_dir)
+    module, factory = path.split(":")
+    return getattr(importlib.import_module(module), factory)(**args)
+"""
+
+
+def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, inputs: list[np.ndarray],
                       run: bool, expected: list | None, tvm_version: str | None,
                       violation_plan: dict | None = None) -> str:
     """A standalone script: exits 1 (exception, mismatch) or dies while the bug is present.
@@ -215,7 +238,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, target: str, inputs
         "",
         f"Finding: {finding.kind} ({finding.oracle} oracle) at stage '{finding.stage}'",
         f"Message: {finding.message}",
-        f"TVM: {tvm_version or 'unknown'}; target: {target}",
+        f"TVM: {tvm_version or 'unknown'}; built as: {describe_config(config)}",
         "Run: python repro.py   (exit status 0 means the bug no longer reproduces)",
         '"""',
         "import sys",
@@ -224,10 +247,17 @@ def render_reproducer(graph: Graph, specs, finding: Finding, target: str, inputs
         "import tvm",
         "from tvm import relax",
         "",
-        f"TARGET = {target!r}",
+        f"TARGET = {config['target']!r}",
+        f"OPT_LEVEL = {config['opt_level']!r}",
+        f"PIPELINE = {config['pipeline']!r}",
+        f"EXEC_MODE = {config['exec_mode']!r}",
         f"RUN = {run!r}",
         "",
     ]
+    passes = [_pass_code(step) for step in config.get("passes", [])]
+    if any(step.get("import") for step in config.get("passes", [])):
+        header.append(_USER_PASS)
+    header += ["", "def passes():", f"    return [{', '.join(passes)}]", ""]
     body = [render_module_code(graph, specs), ""]
     if violation_plan is not None:
         from .disrupt import apply_violation

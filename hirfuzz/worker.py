@@ -18,7 +18,7 @@ import traceback
 
 import numpy as np
 
-STAGES = ("lower", "well_formed", "build", "run")
+STAGES = ("lower", "well_formed", "passes", "build", "run")
 
 
 def encode_array(a: np.ndarray) -> str:
@@ -37,18 +37,20 @@ def error_reply(stage: str, exc: BaseException) -> dict:
 
 
 def execute_case(request: dict, specs) -> dict:
-    """Lower, check, build and (if asked) run one case; never raises."""
+    """Lower and check one case, then build and run it under each configuration; never raises.
+
+    The reply describes the first configuration (the baseline); the others' replies, of
+    the same form, are under "others". A failure before building fails them all alike.
+    """
     from tvm import relax
 
-    from .compile import BuildConfig, build_module
+    from .compile import make_config
     from .graph import Graph
     from .lower import lower_graph
-    from .run import run_module
 
-    timings = {}
     stage = "lower"
+    t0 = time.perf_counter()
     try:
-        t0 = time.perf_counter()
         graph = Graph.from_json(request["graph"])
         mod = lower_graph(graph, specs)
         if request.get("violation") is not None:
@@ -56,20 +58,38 @@ def execute_case(request: dict, specs) -> dict:
             mod = apply_violation(mod, request["violation"])
         stage = "well_formed"
         relax.analysis.well_formed(mod)
-        timings["lower"] = time.perf_counter() - t0
-        config = BuildConfig(target=request.get("target", "llvm"))
-        stage = "build"
+    except Exception as exc:  # every exception is data for the oracle
+        reply = error_reply(stage, exc)
+        reply["timings"] = {"lower": time.perf_counter() - t0}
+        return reply
+    lowered = time.perf_counter() - t0
+    configs = request.get("configs") or [make_config("vm", request.get("target", "llvm"))]
+    inputs = [decode_array(a) for a in request.get("inputs", [])]
+    replies = [run_config(mod, config, inputs, request.get("run", True)) for config in configs]
+    replies[0]["timings"]["lower"] = lowered
+    reply = replies[0]
+    reply["others"] = replies[1:]
+    return reply
+
+
+def run_config(mod, config: dict, inputs: list, run: bool) -> dict:
+    from .compile import apply_passes, build_module
+    from .run import run_module
+    timings = {}
+    stage = "passes"
+    try:
         t0 = time.perf_counter()
+        mod = apply_passes(mod, config)
+        stage = "build"
         executable = build_module(mod, config)
         timings["build"] = time.perf_counter() - t0
         outputs = []
-        if request.get("run", True):
+        if run:
             stage = "run"
             t0 = time.perf_counter()
-            inputs = [decode_array(a) for a in request["inputs"]]
             outputs = run_module(executable, config, inputs)
             timings["run"] = time.perf_counter() - t0
-    except Exception as exc:  # every exception is data for the oracle
+    except Exception as exc:
         reply = error_reply(stage, exc)
         reply["timings"] = timings
         return reply

@@ -1,0 +1,50 @@
+"""Deliberately faulty Relax passes, for tests of the pass-order oracle (never shipped)."""
+import tvm
+from tvm import relax
+from tvm.relax.expr_functor import PyExprMutator, mutator
+
+
+@mutator
+class _BumpConstants(PyExprMutator):
+    def visit_generic_const_(self, op):
+        value = op.value.numpy()
+        if value.dtype.kind != "f":
+            return op
+        return relax.const(value + 1, str(value.dtype))
+
+
+@mutator
+class _DropAdds(PyExprMutator):
+    """Replaces add(a, b) with a where the types agree: drops the binding's work."""
+
+    def visit_call_(self, op):
+        call = super().visit_call_(op)
+        if isinstance(call.op, tvm.ir.Op) and call.op.name == "relax.add":
+            a = call.args[0]
+            if a.ty.same_as(call.ty) or str(a.ty) == str(call.ty):
+                return a
+        return call
+
+
+def _function_pass(name, rewrite):
+    @tvm.transform.module_pass(opt_level=0, name=name)
+    def apply(mod, _ctx):
+        functions = {gv: (rewrite(f) if isinstance(f, relax.Function) else f) for gv, f in mod.functions.items()}
+        return tvm.IRModule(functions, attrs=mod.attrs)
+    return apply
+
+
+def change_constant():
+    return _function_pass("PlantedChangeConstant", lambda f: _BumpConstants().visit_expr(f))
+
+
+def drop_binding():
+    return _function_pass("PlantedDropBinding", lambda f: _DropAdds().visit_expr(f))
+
+
+def raise_on_tuple():
+    def rewrite(f):
+        if "R.Tuple" in f.script():  # main returns a tuple, or a split is unpacked
+            raise ValueError("PlantedRaiseOnTuple: cannot handle tuples")
+        return f
+    return _function_pass("PlantedRaiseOnTuple", rewrite)
