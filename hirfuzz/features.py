@@ -10,8 +10,9 @@ form (HIRGen Algorithm 2 and the Relax language features of DESIGN.md):
   (a closure bound inside the enclosing function; the inputs named in ``captures`` are
   captured as free variables instead of passed, where Relax allows it: a closure never
   captures a DataflowVar, so those stay parameters; and unless ``allow_known_bugs``, a
-  closure returning a tuple or obtained as a value captures nothing, which keeps clear of
-  the TVM bug in ``lower.KNOWN_TVM_BUGS``). Cuts nest (a cut inside a cut becomes
+  closure captures only when it is defined in main, called directly and returns one
+  tensor that only main's return uses, which keeps clear of the TVM bug in
+  ``lower.KNOWN_TVM_BUGS``). Cuts nest (a cut inside a cut becomes
   a function called by the outer function's body): nesting gives call chains. With
   ``as_value`` the function is first obtained as a value (a global through a nullary global
   ``get_<f>`` returning it, a closure through a nullary local maker returning it) and

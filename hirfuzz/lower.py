@@ -87,9 +87,10 @@ KNOWN_TVM_BUGS = {
         "TupleGetItem on the result (closure returning a tuple) or a call of the result (closure "
         "returning a closure) fails with 'The type of Tuple must be TupleType' / 'Call->op must "
         "contains a function type'; inside a lifted function even a single tensor result fed to an op "
-        "fails ('Argument 0 type mismatch: expected R.Tensor(...), given R.Any'). Lowering "
-        "therefore lets only closures defined in main, returning one tensor and called directly, "
-        "capture; other closures take their inputs as parameters."),
+        "fails, and so, at times, does an op or a function call taking it ('Argument 0 type "
+        "mismatch: expected R.Tensor(...), given R.Any'). Lowering therefore lets only closures "
+        "defined in main, returning one tensor that main returns and nothing else reads, and "
+        "called directly, capture; other closures take their inputs as parameters."),
 }
 
 
@@ -137,6 +138,7 @@ class _PlannedLowering:
         self.counter = 0
         self.plain = set(plan.plain_nodes)
         self.roots = self._cut_tree()
+        self.consumers = graph.consumers()
 
     # --- plan validation -------------------------------------------------------------------
 
@@ -256,6 +258,10 @@ class _PlannedLowering:
 
     # --- functions -------------------------------------------------------------------------
 
+    def _consumed(self, refs: list[Ref]) -> bool:
+        """Does any operator read one of `refs` (rather than main only returning them)?"""
+        return any(r in self.consumers for r in refs)
+
     def _cut_io(self, members: list[int]) -> tuple[list[Ref], list[Ref]]:
         ms = set(members)
         ins = set()
@@ -275,7 +281,8 @@ class _PlannedLowering:
         local = cut.kind == "local"
         captured = [r for r in ins if local and r.node in cut.captures
                     and not isinstance(scope.env[r], relax.DataflowVar)]
-        if not self.plan.allow_known_bugs and (len(outs) > 1 or cut.as_value or not scope.is_main):
+        if not self.plan.allow_known_bugs and (len(outs) > 1 or cut.as_value or not scope.is_main
+                                               or self._consumed(outs)):
             # TVM 0.27 bug (see KNOWN_TVM_BUGS): after LambdaLift a capturing closure is
             # called through invoke_closure, whose result LowerRuntimeBuiltin types as
             # R.Any, so a TupleGetItem on it or a call of it no longer normalises.
