@@ -394,7 +394,8 @@ class Campaign:
             note = self.specs.ops[v["op"]].note if v["op"] in self.specs.ops else ""
             detail, extra = (f"the spec's note on {v['op']}: {note}" if note else ""), {}
         extra["violation"] = v
-        finding = Finding(kind=cls, oracle="disruptive", stage=stage, signature=f"{cls}|{sig}",
+        kind = "hang" if isinstance(answer, Death) and answer.reason == "timeout" else cls
+        finding = Finding(kind=kind, oracle="disruptive", stage=stage, signature=f"{cls}|{sig}",
                           message=f"{message} [{what}]" if cls != "silent-acceptance" else message,
                           detail=detail, case=case.index, extra=extra)
         return Outcome(status, finding, detail)
