@@ -25,6 +25,7 @@ from .coverage import Coverage
 from .disrupt import CLASSES, classify as classify_violation, draw_inputs as draw_violation_inputs
 from .disrupt import generate_violation, violation_plan
 from .errors import HirfuzzError
+from .features import LoweringPlan, plan_lowering
 from .generate import GenStats, Rejected, generate_graph
 from .graph import Graph
 from .inputs import choose_inputs
@@ -35,7 +36,7 @@ from .reduce import reduce_graph
 from .report import bug_report, campaign_report
 from .sandbox import Death, Pool, Worker, WorkerError
 from .triage import (Finding, check_reproducer, crash_signature, death_signature, finding_files,
-                     render_reproducer, short_id)
+                     normalize_message, render_reproducer, short_id)
 from .worker import decode_array, encode_array
 
 CHECKPOINT_S = 5.0
@@ -64,6 +65,8 @@ class Settings:
     pass_fuzz: bool = True                 # also build each case after a drawn pass sequence
     pass_seq: list[dict] | None = None     # a pinned sequence (--pass-seq), instead of drawing
     pass_files: list[str] = field(default_factory=list)
+    features: bool = True                  # lower with functions, closures and Relax features
+    mutations: int = 1                     # mutators applied to make each case's mutant (0: none)
 
 
 @dataclass
@@ -77,6 +80,7 @@ class Case:
     out_of_domain: str = ""   # the first domain violation, whose results are not compared
     disruption: dict | None = None  # disruptive mode: the violation and its plan
     configs: list = field(default_factory=list)  # the first is the baseline
+    lowering: dict = field(default_factory=dict)  # {"plan": LoweringPlan JSON, "mutation": {...}}
     request: dict = field(default_factory=dict)
 
 
@@ -97,6 +101,7 @@ class Counters:
     reduce_s: float = 0.0
     elapsed_s: float = 0.0    # of earlier runs of this campaign (resumed)
     max_rss_kb: int = 0
+    hirfuzz_bugs: int = 0
 
     @staticmethod
     def restore(d: dict) -> "Counters":
@@ -128,6 +133,10 @@ class Campaign:
         self.queue: list[Case] = []
         self.disruptive: dict[str, dict[str, int]] = {}  # class -> stage -> count
         self.aliases: dict[str, str] = {}  # pass-order signatures -> their minimal sequence's
+        self.ir_features: dict[str, int] = {}
+        self.mutators_used: dict[str, int] = {}
+        self._mutators: dict[int, list[str]] = {}  # case -> mutators its mutant went through
+        self.own_bugs: dict[str, Finding] = {}
         self.findings: dict[str, Finding] = {}
         self.unconfirmed: dict[str, Finding] = {}
         self.disagreements: dict[str, Finding] = {}
@@ -155,8 +164,8 @@ class Campaign:
         self.gen_stats = GenStats(**state.get("gen_stats", {}))
         self.next_index = state["next_index"]
         # cases generated before the kill but never judged run first, unchanged
-        self.queue = [self.make_case(c["index"], Graph.from_json(c["graph"]), c.get("disruption"))
-                      for c in state.get("in_flight", [])]
+        self.queue = [self.make_case(c["index"], Graph.from_json(c["graph"]), c.get("disruption"),
+                                     lowering=c.get("lowering")) for c in state.get("in_flight", [])]
 
     def checkpoint(self, force: bool = False):
         now = time.monotonic()
@@ -168,8 +177,8 @@ class Campaign:
         counters["elapsed_s"] = self.elapsed()
         state = {"next_index": self.next_index, "rng": self.gen_rng.bit_generator.state,
                  "counters": counters, "gen_stats": asdict(self.gen_stats),
-                 "in_flight": [{"index": c.index, "graph": c.graph.to_json(), "disruption": c.disruption}
-                               for c in pending]}
+                 "in_flight": [{"index": c.index, "graph": c.graph.to_json(), "disruption": c.disruption,
+                                "lowering": c.lowering} for c in pending]}
         self.out.checkpoint(state, self.coverage.to_json())
 
     def elapsed(self) -> float:
@@ -178,7 +187,7 @@ class Campaign:
     # --- cases ----------------------------------------------------------------------------
 
     def make_case(self, index: int, graph: Graph | None = None, disruption: dict | None = None,
-                  configs: list | None = None) -> Case:
+                  configs: list | None = None, lowering: dict | None = None) -> Case:
         if self.s.mode == "disruptive":
             return self.make_disruptive_case(index, graph, disruption)
         t0 = time.perf_counter()
@@ -190,17 +199,29 @@ class Campaign:
         chosen = choose_inputs(graph, self.specs, np.random.default_rng([self.s.seed, index]))
         inputs = [chosen.values[n.id] for n in graph.variables]
         expected = [chosen.facts[r] for r in graph.results()]
+        lowering = lowering if lowering is not None else self.case_lowering(graph, index)
         case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason,
-                    configs=configs if configs is not None else self.case_configs(index))
+                    configs=configs if configs is not None else self.case_configs(index, lowering),
+                    lowering=lowering)
         case.request = {"case": index, "graph": graph.to_json(), "configs": case.configs,
-                        "run": chosen.runnable, "inputs": [encode_array(a) for a in inputs]}
+                        "run": chosen.runnable, "inputs": [encode_array(a) for a in inputs], **lowering}
         _plant(case.request, index)
         self.counters.gen_s += time.perf_counter() - t0
         return case
 
-    def case_configs(self, index: int) -> list[dict]:
-        """Baseline first (the VM on the first target), then a pass sequence, then the other
-        executors and targets: the compilation matrix one case goes through."""
+    def case_lowering(self, graph: Graph, index: int) -> dict:
+        """How the case is lowered (a plan of functions and features) and mutated (a seed)."""
+        lowering = {}
+        if self.s.features:
+            plan = plan_lowering(graph, np.random.default_rng([self.s.seed, index, 3]))
+            lowering["plan"] = plan.to_json()
+        if self.s.mutations:
+            lowering["mutation"] = {"seed": [self.s.seed, index, 4], "count": self.s.mutations}
+        return lowering
+
+    def case_configs(self, index: int, lowering: dict | None = None) -> list[dict]:
+        """Baseline first (the VM on the first target), then a pass sequence, then the mutant,
+        then the other executors and targets: the matrix one case goes through."""
         rng = np.random.default_rng([self.s.seed, index, 2])  # not the graph stream
         configs = [make_config("vm", self.s.targets[0])]
         seq = self.s.pass_seq
@@ -208,6 +229,8 @@ class Campaign:
             seq = draw_sequence(self.catalog, rng)
         if seq:
             configs.append(make_config("vm", self.s.targets[0], passes=seq, opt_level=int(rng.integers(0, 4))))
+        if lowering and lowering.get("mutation"):
+            configs.append({**make_config("vm", self.s.targets[0]), "module": 1})
         configs += [make_config(e, self.s.targets[0]) for e in self.s.executors if e != "vm"]
         configs += [make_config("vm", t) for t in self.s.targets[1:]]
         return configs
@@ -325,7 +348,9 @@ class Campaign:
         if base.finding is not None or answer["status"] == "error":
             return base
         for config, other in zip(case.configs[1:], answer.get("others", [])):
-            oracle = "pass-order" if config["passes"] else "executor"
+            if other["status"] == "skipped":  # the mutator failed: logged as hirfuzz's own bug
+                continue
+            oracle = "mutation" if config.get("module") else "pass-order" if config["passes"] else "executor"
             outcome = self._judge_config(case, other, config, oracle)
             if outcome.finding is not None:
                 return Outcome(base.status, outcome.finding, outcome.log)  # the baseline's status counts
@@ -352,6 +377,8 @@ class Campaign:
         if not case.runnable:
             return Outcome("built")
         outputs = [decode_array(a) for a in reply["outputs"]]
+        if oracle == "mutation":
+            outputs = outputs[:len(case.expected)]  # expose_output appends results at the end
         mismatches = compare_results(case.expected, outputs)
         if not mismatches:
             return Outcome("ok" if any(f.stable for f in case.expected) else "ran")
@@ -365,6 +392,15 @@ class Campaign:
             key = f"{config['name']}:{config['target']}|{','.join(step['name'] for step in config['passes'])}"
         else:
             key = (config["target"] if oracle == "reference" else f"{config['name']}:{config['target']}") + f"|{where}"
+        if oracle == "mutation":
+            # the mutant is meant to equal the original, which agreed with the reference:
+            # hirfuzz's mutator, not TVM, is the first suspect (issue policy); logged apart
+            return Outcome("mismatch", Finding(
+                kind="mutant-disagreement", oracle="mutation", stage="run",
+                signature=f"mutant-disagreement|{','.join(self._mutators.get(case.index, []))}|{where}",
+                message=f"the mutant's result {first.index} ({where}) differs from the reference: {first.detail}",
+                detail="\n".join(f"result {m.index}: {m.detail}" for m in mismatches),
+                case=case.index, extra={"config": config}))
         finding = Finding(kind="wrong-result", oracle=oracle, stage="run",
                           signature=f"wrong-result|{oracle}|{key}",
                           message=f"result {first.index} ({where}) differs from the NumPy reference{label}: "
@@ -401,6 +437,8 @@ class Campaign:
         return Outcome(status, finding, detail)
 
     def judge(self, case: Case, answer):
+        if isinstance(answer, dict):
+            self._count_features(case, answer)
         outcome = self.classify(case, answer)
         c = self.counters
         c.cases += 1
@@ -418,7 +456,13 @@ class Campaign:
         c.ran += status in ("ok", "ran", "mismatch")
         c.compared += status == "ok" or (status == "mismatch")
         c.not_run += status == "built"
-        if outcome.finding is not None:
+        if isinstance(answer, dict) and answer.get("mutation_error"):
+            self.hirfuzz_bug(case, Finding(kind="mutator-error", oracle="mutation", stage="mutate",
+                                           signature=f"mutator-error|{normalize_message(answer['mutation_error'])}",
+                                           message=answer["mutation_error"][:300], case=case.index))
+        if outcome.finding is not None and outcome.finding.kind == "mutant-disagreement":
+            self.hirfuzz_bug(case, outcome.finding)
+        elif outcome.finding is not None:
             if outcome.finding.kind == "spec-disagreement":
                 c.spec_disagreements += 1
                 self.keep(self.disagreements, "spec-disagreements", case, outcome.finding, outcome.log)
@@ -432,6 +476,30 @@ class Campaign:
                 "out_of_domain": case.out_of_domain or None, "coverage": self.coverage.counts()}) + "\n")
 
     # --- findings -------------------------------------------------------------------------
+
+    def _count_features(self, case: Case, answer: dict):
+        """IR-feature coverage: which lowering features and mutators each case used."""
+        if case.lowering.get("plan"):
+            for name in LoweringPlan.from_json(case.lowering["plan"]).features_used():
+                self.ir_features[name] = self.ir_features.get(name, 0) + 1
+        self._mutators[case.index] = answer.get("mutators", [])
+        for name in answer.get("mutators", []):
+            self.mutators_used[name] = self.mutators_used.get(name, 0) + 1
+
+    def hirfuzz_bug(self, case: Case, finding: Finding):
+        """A problem of hirfuzz's own (a mutator that fails or changes results): kept apart."""
+        self.counters.hirfuzz_bugs += 1
+        known = self.own_bugs.get(finding.signature)
+        if known is not None:
+            known.hits += 1
+            return
+        name = f"{len(self.own_bugs) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
+        finding.path = str(self.out / "hirfuzz-bugs" / name)
+        case_json = {"case": case.index, "seed": self.s.seed, "graph": case.graph.to_json(),
+                     "lowering": case.lowering, "configs": case.configs}
+        save_folder(self.out / "hirfuzz-bugs", name, finding_files(finding, case_json, "", finding.detail))
+        self.own_bugs[finding.signature] = finding
+        self._say(f"hirfuzz's own bug (not reported as a TVM finding) {name}: {finding.message[:160]}")
 
     def record(self, case: Case, finding: Finding, log: str):
         finding.signature = self.aliases.get(finding.signature, finding.signature)
@@ -512,11 +580,28 @@ class Campaign:
         config = case.configs[-1]  # the failing one: isolate_config put it last
         repro = render_reproducer(case.graph, self.specs, finding, config, case.inputs,
                                   run=case.runnable, expected=expected, tvm_version=self.pool.tvm_version,
-                                  violation_plan=case.disruption["plan"] if case.disruption else None)
+                                  violation_plan=case.disruption["plan"] if case.disruption else None,
+                                  module_script=self._module_script(case, config))
         case_json = {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
                      "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption,
-                     "configs": case.configs}
+                     "configs": case.configs, "lowering": case.lowering}
         return finding_files(finding, case_json, repro, log)
+
+    def _module_script(self, case: Case, config: dict):
+        """TVMScript of the module the failing configuration built, when it is more than the
+        plain lowering of the graph (functions, features, a mutant); None otherwise."""
+        if not case.lowering:
+            return None
+        request = {"kind": "render", "graph": case.graph.to_json(), "module": config.get("module", 0),
+                   **case.lowering}
+        try:
+            reply = self._reducer().run_one(request, self.s.timeout_s)
+        except WorkerError:
+            reply = None
+        if not isinstance(reply, dict) or reply.get("status") != "ok":
+            why = reply.get("message", "")[:300] if isinstance(reply, dict) else "the worker died"
+            return {"error": why}
+        return {"script": reply["script"], "consts": [decode_array(c) for c in reply["consts"]]}
 
     def _reducer(self) -> Worker:
         if self.reducer is None:
@@ -547,19 +632,20 @@ class Campaign:
         config = finding.extra.get("config")
         if finding.stage == "worker" and len(case.configs) > 1:
             config = next((c for c in case.configs
-                           if self._fails_alike(self.make_case(case.index, case.graph, configs=[c]), finding.signature)),
+                           if self._fails_alike(self.make_case(case.index, case.graph, configs=[c], lowering=case.lowering), finding.signature)),
                           case.configs[0])
         config = dict(config or case.configs[0])
         if config["passes"] and finding.oracle == "pass-order":
             baseline = case.configs[0]
 
             def fails(seq):
-                trial = self.make_case(case.index, case.graph, configs=[baseline, {**config, "passes": seq}])
+                trial = self.make_case(case.index, case.graph, configs=[baseline, {**config, "passes": seq}],
+                                       lowering=case.lowering)
                 return self._fails_alike(trial, finding.signature)
             config["passes"] = minimise_sequence(config["passes"], fails, self.catalog)
         self._account_pause(time.monotonic() - t0)
-        configs = [case.configs[0], config] if finding.oracle in ("pass-order", "executor") else [config]
-        return self.make_case(case.index, case.graph, configs=configs)
+        configs = [case.configs[0], config] if finding.oracle in ("pass-order", "executor", "mutation") else [config]
+        return self.make_case(case.index, case.graph, configs=configs, lowering=case.lowering)
 
     def _account_pause(self, spent: float):
         self.counters.reduce_s += spent
@@ -570,11 +656,12 @@ class Campaign:
         """The smallest graph hirfuzz can find that fails with the same signature."""
         t0 = time.monotonic()
         small, checks = reduce_graph(
-            case.graph, lambda g: self._fails_alike(self.make_case(case.index, g, configs=case.configs), signature))
+            case.graph, lambda g: self._fails_alike(
+                self.make_case(case.index, g, configs=case.configs, lowering=case.lowering), signature))
         self._account_pause(time.monotonic() - t0)
         if len(small.operators) >= len(case.graph.operators):
             return case
-        return self.make_case(case.index, small, configs=case.configs)
+        return self.make_case(case.index, small, configs=case.configs, lowering=case.lowering)
 
     def _rewrite_finding_json(self, finding: Finding):
         folder = Path(finding.path)
@@ -611,6 +698,9 @@ class Campaign:
             "unconfirmed": [self._finding_row(f) for f in self.unconfirmed.values()],
             "spec_disagreements": [self._finding_row(f) for f in self.disagreements.values()],
             "disruptive": self._disruptive_summary(),
+            "ir_features": dict(sorted(self.ir_features.items())),
+            "mutators": dict(sorted(self.mutators_used.items())),
+            "hirfuzz_bugs": [self._finding_row(f) for f in self.own_bugs.values()],
         }
 
     def _disruptive_summary(self) -> dict | None:

@@ -58,6 +58,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a pass catalog of your own (YAML, same form as passes.yaml) added to the built-in one")
     p.add_argument("--pass-seq", metavar="A,B,C", help="pin this pass sequence instead of drawing one per case")
     p.add_argument("--no-pass-fuzz", action="store_true", help="do not build cases after a drawn pass sequence")
+    p.add_argument("--no-features", action="store_true",
+                   help="lower graphs plainly: no functions, closures or other Relax features")
+    p.add_argument("--mutations", type=int, default=1, metavar="N",
+                   help="mutators applied to make each case's equivalent mutant (default 1; 0: no mutant)")
     p.add_argument("--no-coverage", action="store_true",
                    help="disable coverage guidance (HIRGen's random baseline)")
     p.add_argument("--only-ops", type=_names, metavar="OP,OP", help="generate only these ops")
@@ -137,7 +141,8 @@ def run(argv=None) -> int:
                         max_memory_mb=args.max_memory, spec_dir=args.specs, verify=not args.no_verify,
                         jobs=args.jobs, reduce=not args.no_reduce, recycle_after=args.recycle,
                         executors=args.executors, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
-                        pass_files=[str(Path(f).resolve()) for f in args.passes])
+                        pass_files=[str(Path(f).resolve()) for f in args.passes],
+                        features=not args.no_features, mutations=max(0, args.mutations))
     campaign = Campaign(settings, specs, progress=not args.no_progress)
     data = campaign.run()
     print(format_summary(data, args.out))

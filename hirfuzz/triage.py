@@ -227,7 +227,7 @@ def user_pass(path, search_dir, args):
 
 def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, inputs: list[np.ndarray],
                       run: bool, expected: list | None, tvm_version: str | None,
-                      violation_plan: dict | None = None) -> str:
+                      violation_plan: dict | None = None, module_script: dict | None = None) -> str:
     """A standalone script: exits 1 (exception, mismatch) or dies while the bug is present.
 
     With a violation plan (disruptive mode) the script adds the violating call with the
@@ -258,7 +258,20 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
     if any(step.get("import") for step in config.get("passes", [])):
         header.append(_USER_PASS)
     header += ["", "def passes():", f"    return [{', '.join(passes)}]", ""]
-    body = [render_module_code(graph, specs), ""]
+    if module_script is None:
+        body = [render_module_code(graph, specs), ""]
+    elif "error" in module_script:
+        # no faithful TVMScript: say so; the reproducer check will then keep it unconfirmed
+        body = ["def build_module():",
+                f"    raise RuntimeError({('hirfuzz could not print this module: ' + module_script['error'])!r})", ""]
+    else:
+        body = ["from tvm.script import ir as I, relax as R, tirx as T  # noqa: E402,E741", "",
+                "def TypeVar(name):  # how the printer spells a global function's symbolic dimension",
+                "    return tvm.tirx.Var(name, 'int64')", "",
+                "_c = [  # the module's tensor constants",
+                *[f"    {_array_code(c)}," for c in module_script["consts"]], "]", "",
+                module_script["script"].strip(), "", "",
+                "def build_module():", "    return Module", ""]
     if violation_plan is not None:
         from .disrupt import apply_violation
         body[0] = body[0].replace("def build_module():", "def build_valid_module():", 1)

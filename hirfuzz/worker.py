@@ -39,41 +39,95 @@ def error_reply(stage: str, exc: BaseException) -> dict:
 def execute_case(request: dict, specs) -> dict:
     """Lower and check one case, then build and run it under each configuration; never raises.
 
-    The reply describes the first configuration (the baseline); the others' replies, of
-    the same form, are under "others". A failure before building fails them all alike.
+    A case may carry a lowering plan (functions, closures, Relax features) and a mutation
+    (seeded mutators giving a second, equivalent module); each configuration names the
+    module it builds (0: the original, 1: the mutant). The reply describes the first
+    configuration (the baseline); the others' replies, of the same form, are under
+    "others". A failure before building fails them all alike.
     """
     from tvm import relax
 
     from .compile import make_config
-    from .graph import Graph
-    from .lower import lower_graph
 
     stage = "lower"
     t0 = time.perf_counter()
     try:
-        graph = Graph.from_json(request["graph"])
-        mod = lower_graph(graph, specs)
-        if request.get("violation") is not None:
-            from .disrupt import apply_violation
-            mod = apply_violation(mod, request["violation"])
+        mod = lower_request(request, specs)
         stage = "well_formed"
         relax.analysis.well_formed(mod)
     except Exception as exc:  # every exception is data for the oracle
         reply = error_reply(stage, exc)
         reply["timings"] = {"lower": time.perf_counter() - t0}
         return reply
+    modules = [mod]
+    mutation = request.get("mutation")
+    notes = {}
+    if mutation:
+        try:
+            mutant, applied = mutant_of(mod, mutation)
+            modules.append(mutant)
+            notes["mutators"] = applied
+        except Exception as exc:  # a mutator that fails or breaks the module is hirfuzz's bug
+            notes["mutation_error"] = f"{type(exc).__name__}: {str(exc)[:2000]}"
     lowered = time.perf_counter() - t0
     configs = request.get("configs") or [make_config("vm", request.get("target", "llvm"))]
     inputs = [decode_array(a) for a in request.get("inputs", [])]
-    replies = [run_config(mod, config, inputs, request.get("run", True)) for config in configs]
+    replies = []
+    for config in configs:
+        index = config.get("module", 0)
+        if index >= len(modules):
+            replies.append({"status": "skipped", "timings": {}})
+            continue
+        replies.append(run_config(modules[index], config, inputs, request.get("run", True)))
     replies[0]["timings"]["lower"] = lowered
     reply = replies[0]
     reply["others"] = replies[1:]
+    reply.update(notes)
     return reply
+
+
+def lower_request(request: dict, specs):
+    """The case's module: its graph lowered under its plan, with its violation if any."""
+    from .graph import Graph
+    from .lower import lower_graph
+    graph = Graph.from_json(request["graph"])
+    plan = None
+    if request.get("plan"):
+        from .features import LoweringPlan
+        plan = LoweringPlan.from_json(request["plan"])
+    mod = lower_graph(graph, specs, plan=plan)
+    if request.get("violation") is not None:
+        from .disrupt import apply_violation
+        mod = apply_violation(mod, request["violation"])
+    return mod
+
+
+def mutant_of(mod, mutation: dict):
+    """The seeded mutant of a module, checked well-formed."""
+    from tvm import relax
+
+    from .mutate import mutate
+    mutant, applied = mutate(mod, np.random.default_rng(mutation["seed"]), mutation["count"])
+    relax.analysis.well_formed(mutant)
+    return mutant, applied
+
+
+def render_case(request: dict, specs) -> dict:
+    """TVMScript of the module a configuration builds (for reproducers); never raises."""
+    from .script import module_to_script
+    try:
+        mod = lower_request(request, specs)
+        if request.get("module", 0) == 1:
+            mod, _ = mutant_of(mod, request["mutation"])
+        text, consts = module_to_script(mod)
+    except Exception as exc:
+        return error_reply("render", exc)
+    return {"status": "ok", "script": text, "consts": [encode_array(c) for c in consts]}
 
 
 def run_config(mod, config: dict, inputs: list, run: bool) -> dict:
     from .compile import apply_passes, build_module
+    from .mutate import prepare_for_build
     from .run import run_module
     timings = {}
     stage = "passes"
@@ -81,6 +135,7 @@ def run_config(mod, config: dict, inputs: list, run: bool) -> dict:
         t0 = time.perf_counter()
         mod = apply_passes(mod, config)
         stage = "build"
+        mod = prepare_for_build(mod)  # LambdaLift where closures remain: TVM's precondition
         executable = build_module(mod, config)
         timings["build"] = time.perf_counter() - t0
         outputs = []
@@ -111,7 +166,7 @@ def serve(spec_dir: str | None) -> int:
         request = json.loads(line)
         if request.get("kind") == "test-crash" or _has_edge(request.get("graph"), request.get("crash_if_edge")):
             _test_crash(request)  # test-only hooks: see campaign._plant
-        reply = execute_case(request, specs)
+        reply = render_case(request, specs) if request.get("kind") == "render" else execute_case(request, specs)
         reply["case"] = request.get("case")
         reply["rss_kb"] = _rss_kb()
         proto_out.write(json.dumps(reply) + "\n")

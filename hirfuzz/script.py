@@ -1,0 +1,66 @@
+"""A module as standalone TVMScript, constants included (runs in workers).
+
+`mod.script()` prints tensor constants as `metadata["ir.GenericConst"][k]`, which does not
+parse back, and both `script(show_meta=True)` and `tvm.ir.save_json` segfault on Relax
+constants in TVM 0.27. So hirfuzz prints the module plainly and replaces each metadata
+reference with `R.const(_c[k])`, where `_c` is a list of NumPy arrays the reproducer
+defines. The printer numbers constants in the order it first meets them, which is the
+order of a left-to-right walk of the functions as printed; the result is parsed back and
+compared structurally with the module, and is only used when the two are equal.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import tvm
+from tvm import relax
+from tvm.relax.expr_functor import PyExprVisitor, visitor
+
+_META = re.compile(r'metadata\["ir\.GenericConst"\]\[(\d+)\]')
+_DEF = re.compile(r"^\s*def (\w+)\(", re.M)
+
+
+@visitor
+class _Constants(PyExprVisitor):
+    def __init__(self):
+        super().__init__()
+        self.found: list = []
+
+    def visit_generic_const_(self, op):
+        # some constants (int32 and float32 scalars, say) print inline as R.const(value,
+        # dtype) and take no metadata entry: ask the printer about each
+        if not any(op.same_as(c) for c in self.found) and "metadata" in op.script():
+            self.found.append(op)
+
+
+def constants_in_print_order(mod, text: str) -> list:
+    walker = _Constants()
+    names = {gv.name_hint: gv for gv in mod.get_global_vars()}
+    for name in _DEF.findall(text):
+        gv = names.get(name)
+        if gv is not None and isinstance(mod[gv], relax.Function):
+            walker.visit_expr(mod[gv])
+    return walker.found
+
+
+def _type_var(name: str):
+    return tvm.tirx.Var(name, "int64")
+
+
+def module_to_script(mod) -> tuple[str, list[np.ndarray]]:
+    """TVMScript text using `_c[k]`, and the arrays `_c`; raises if it does not round-trip."""
+    text = mod.script()
+    consts = [c.value.numpy() for c in constants_in_print_order(mod, text)]
+    used = {int(k) for k in _META.findall(text)}
+    if used and max(used) >= len(consts):
+        raise ValueError("constants could not be matched with the printed module")
+    # the dtype is spelt out: R.const would turn float64 arrays into float32
+    body = _META.sub(lambda m: f'R.const(_c[{m.group(1)}], "{consts[int(m.group(1))].dtype}")', text)
+    body = body.replace("# Metadata omitted. Use show_meta=True in script() method to show it.", "")
+    from tvm.script import ir as I, relax as R, tirx as T  # noqa: E741
+    # symbolic dimensions of global functions' signatures print as module-level TypeVar(...)
+    parsed = tvm.script.from_source(body, extra_vars={"_c": consts, "I": I, "R": R, "T": T, "np": np,
+                                                      "TypeVar": _type_var})
+    tvm.ir.assert_structural_equal(mod, parsed, map_free_vars=True)
+    return body, consts
