@@ -209,28 +209,12 @@ def draw_sequence(catalog: Catalog, rng, max_len: int = 6, only_preserving: bool
     return seq
 
 
-def minimise_sequence(seq: list[dict], fails, catalog: Catalog, max_checks: int = 40) -> list[dict]:
+def minimise_sequence(seq: list[dict], fails, catalog: Catalog, max_checks: int = 40,
+                      max_seconds: float = 180.0) -> list[dict]:
     """Delta debugging over the sequence, trying only requirement-respecting subsequences."""
-    checks = 0
-    n = 2
-    while len(seq) >= 2 and checks < max_checks:
-        chunk = -(-len(seq) // n)
-        reduced = False
-        for start in range(0, len(seq), chunk):
-            trial = seq[:start] + seq[start + chunk:]
-            if not trial or unmet_requirements(trial, catalog):
-                continue
-            checks += 1
-            if fails(trial):
-                seq, n, reduced = trial, max(n - 1, 2), True
-                break
-            if checks >= max_checks:
-                break
-        if not reduced:
-            if n >= len(seq):
-                break
-            n = min(len(seq), 2 * n)
-    return seq
+    from .reduce import Budget, ddmin
+    return ddmin(seq, fails, Budget(max_checks, max_seconds),
+                 admissible=lambda trial: unmet_requirements(trial, catalog) is None)
 
 
 def describe(seq: list[dict]) -> str:

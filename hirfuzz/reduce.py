@@ -69,14 +69,17 @@ class Budget:
         return True
 
 
-def _ddmin(items: list[int], fails: Callable[[list[int]], bool], budget: Budget) -> list[int]:
+def ddmin(items: list, fails: Callable[[list], bool], budget: Budget,
+          admissible: Callable[[list], bool] = lambda trial: True) -> list:
+    """Zeller's ddmin: drop ever smaller chunks while `fails` holds. Trials that are not
+    `admissible` (a pass sequence missing a requirement) are skipped without a check."""
     n = 2
     while len(items) >= 2:
         chunk = -(-len(items) // n)
         reduced = False
         for start in range(0, len(items), chunk):
             trial = items[:start] + items[start + chunk:]
-            if not trial or not budget.spend():
+            if not trial or not admissible(trial) or not budget.spend():
                 continue
             if fails(trial):
                 items, n, reduced = trial, max(n - 1, 2), True
@@ -95,7 +98,7 @@ def reduce_graph(graph: Graph, still_fails: Callable[[Graph], bool], max_checks:
     """A smaller graph that still fails alike, and the number of TVM runs it took."""
     budget = Budget(max_checks, max_seconds)
     ops = [n.id for n in graph.operators]
-    ops = _ddmin(ops, lambda keep: still_fails(keep_operators(graph, set(keep))), budget)
+    ops = ddmin(ops, lambda keep: still_fails(keep_operators(graph, set(keep))), budget)
     keep = set(ops)
     used = {r.node for n in graph.operators if n.id in keep for r in n.input_refs()}
     consts = [n.id for n in graph.nodes if n.kind == "const" and n.id in used]

@@ -9,6 +9,20 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "opspecs"
 
+# TVM 0.27 accepts add on bool tensors in type inference, then fails in legalisation:
+# a real, stable crash to plant in a spec set
+BOOL_ADD = """
+ops:
+  - name: add_bool
+    relax: add
+    inputs:
+      - a
+      - {name: b, shape: "a.shape"}
+    constraints: ["b.shape == a.shape"]
+    dtypes: [bool]
+    reference: np.logical_or(a, b)
+"""
+
 
 @pytest.fixture(scope="session")
 def specs():

@@ -7,19 +7,7 @@ import subprocess
 import sys
 import time
 
-from conftest import ROOT, SPECS, run_hirfuzz
-
-BOOL_ADD = """
-ops:
-  - name: add_bool
-    relax: add
-    inputs:
-      - a
-      - {name: b, shape: "a.shape"}
-    constraints: ["b.shape == a.shape"]
-    dtypes: [bool]
-    reference: np.logical_or(a, b)
-"""
+from conftest import BOOL_ADD, ROOT, SPECS, run_hirfuzz
 
 
 def small_specs(tmp_path, extra=""):

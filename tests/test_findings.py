@@ -3,18 +3,8 @@ import json
 import subprocess
 import sys
 
-from conftest import run_hirfuzz
+from conftest import BOOL_ADD, run_hirfuzz
 
-BOOL_ADD = """
-ops:
-  - name: add
-    inputs:
-      - a
-      - {name: b, shape: "a.shape"}
-    constraints: ["b.shape == a.shape"]
-    dtypes: [bool]
-    reference: np.logical_or(a, b)
-"""
 
 WRONG_EXP = """
 ops:
