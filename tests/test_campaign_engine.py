@@ -24,6 +24,10 @@ def small_specs(tmp_path, extra=""):
     return d
 
 
+# these tests are about the engine, not the oracles: plain lowering, no pass sequences or mutants
+PLAIN = ["--no-pass-fuzz", "--no-features", "--mutations", 0]
+
+
 def summary_of(out):
     return json.loads((out / "summary.json").read_text())
 
@@ -33,7 +37,7 @@ def test_dying_workers_are_recorded_and_the_campaign_goes_on(tmp_path):
     env = {"HIRFUZZ_TEST_CRASH": "1:segfault,3:abort,5:hang,7:oom"}
     proc = run_hirfuzz("--specs", small_specs(tmp_path), "--iterations", 10, "--ops", 3, "--out", out,
                        "--jobs", 2, "--timeout", 10, "--max-memory", 2048, "--no-verify", "--no-reduce",
-                       "--no-progress", env=env)
+                       "--no-progress", *PLAIN, env=env)
     assert proc.returncode == 0, proc.stderr
     s = summary_of(out)
     assert s["cases"] == 10
@@ -60,7 +64,7 @@ def test_killed_coordinator_resumes_without_losing_or_repeating_findings(tmp_pat
     out = tmp_path / "out"
     specs = small_specs(tmp_path, BOOL_ADD)
     args = ["--specs", specs, "--iterations", 40, "--ops", 4, "--out", out, "--jobs", 2,
-            "--no-progress", "--no-verify", "--no-reduce", "--seed", 9]
+            "--no-progress", "--no-verify", "--no-reduce", "--seed", 9, *PLAIN]
     env = dict(os.environ, PYTHONPATH=str(ROOT), HIRFUZZ_TEST_CRASH="2:abort,30:segfault")
     proc = subprocess.Popen([sys.executable, "-m", "hirfuzz", *map(str, args)], stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT)
@@ -87,7 +91,8 @@ def test_killed_coordinator_resumes_without_losing_or_repeating_findings(tmp_pat
 def test_resume_refuses_changed_settings(tmp_path):
     out = tmp_path / "out"
     specs = small_specs(tmp_path)
-    first = run_hirfuzz("--specs", specs, "--iterations", 2, "--ops", 3, "--out", out, "--jobs", 1, "--no-progress")
+    first = run_hirfuzz("--specs", specs, "--iterations", 2, "--ops", 3, "--out", out, "--jobs", 1, "--no-progress",
+                        *PLAIN)
     assert first.returncode == 0, first.stderr
     again = run_hirfuzz("--specs", specs, "--iterations", 2, "--ops", 5, "--out", out, "--jobs", 1)
     assert again.returncode == 2 and "Traceback" not in again.stderr
@@ -97,7 +102,7 @@ def test_resume_refuses_changed_settings(tmp_path):
 def test_resume_continues_the_same_graphs(tmp_path):
     """4 cases then 4 more equal 8 cases at once: the random stream carries on."""
     specs = small_specs(tmp_path)
-    common = ["--specs", specs, "--ops", 5, "--jobs", 1, "--no-progress", "--seed", 4]
+    common = ["--specs", specs, "--ops", 5, "--jobs", 1, "--no-progress", "--seed", 4, *PLAIN]
     assert run_hirfuzz(*common, "--iterations", 8, "--out", tmp_path / "a").returncode == 0
     assert run_hirfuzz(*common, "--iterations", 4, "--out", tmp_path / "b").returncode == 0
     assert run_hirfuzz(*common, "--iterations", 8, "--out", tmp_path / "b").returncode == 0
@@ -110,7 +115,7 @@ def test_resume_continues_the_same_graphs(tmp_path):
 def test_planted_two_op_bug_is_reduced_to_a_few_ops(tmp_path):
     out = tmp_path / "out"
     proc = run_hirfuzz("--specs", small_specs(tmp_path), "--iterations", 6, "--ops", 16, "--out", out,
-                       "--jobs", 1, "--no-verify", "--no-progress", "--seed", 1,
+                       "--jobs", 1, "--no-verify", "--no-progress", "--seed", 1, *PLAIN,
                        env={"HIRFUZZ_TEST_CRASH_EDGE": "abs>negative"})
     assert proc.returncode == 0, proc.stderr
     s = summary_of(out)
@@ -126,7 +131,7 @@ def test_planted_two_op_bug_is_reduced_to_a_few_ops(tmp_path):
 def test_replay_says_which_findings_still_reproduce(tmp_path):
     out = tmp_path / "out"
     proc = run_hirfuzz("--specs", small_specs(tmp_path, BOOL_ADD), "--iterations", 3, "--ops", 3,
-                       "--out", out, "--jobs", 1, "--no-progress", "--seed", 2)
+                       "--out", out, "--jobs", 1, "--no-progress", "--seed", 2, *PLAIN)
     assert proc.returncode == 0, proc.stderr
     s = summary_of(out)
     assert [f["kind"] for f in s["findings"]] == ["crash"]
