@@ -274,8 +274,12 @@ def _fresh_name(mod, base: str) -> str:
 
 
 def _add_func(mod, func, base):
+    """Add `func` as a new global. BlockBuilder.add_func returns the GlobalVar of an existing
+    structurally equal function instead of adding a new one (outlining all of f's body would
+    then make f call itself), so the new function carries an attribute naming it."""
+    name = _fresh_name(mod, base)
     bb = relax.BlockBuilder(mod)
-    gv = bb.add_func(func, _fresh_name(mod, base))
+    gv = bb.add_func(func.with_attr("hirfuzz_mutant", name), name)
     return bb.get(), gv
 
 

@@ -11,6 +11,10 @@ common prefix: expose_output appends results). `reassociate` and `const_merge` n
 (x op a) op b pattern that random graphs seldom contain: where they do not apply, a
 `const_split` is applied first (reported as "enabled").
 
+A hang in TVM (or in a mutant) stalls its worker; run with --out and, if a run stalls,
+kill it and summarise what was written (--summarize FILE ...), rerunning the missing
+seeds with --start/--graphs.
+
     PYTHONPATH=. python tools/check_mutations.py --graphs 300 --jobs 2 [--ops stable|all]
 """
 from __future__ import annotations
@@ -148,8 +152,17 @@ def main(argv=None) -> int:
     ap.add_argument("--ops", choices=["stable", "all"], default="stable")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", default=None, help="write every record as JSON lines here")
+    ap.add_argument("--summarize", nargs="+", default=None, metavar="JSONL",
+                    help="print the table for records written earlier with --out (no run)")
     args = ap.parse_args(argv)
     t0 = time.time()
+    if args.summarize:
+        records = {}
+        for path in args.summarize:  # later files override earlier records of the same seed
+            for line in open(path):
+                rec = json.loads(line)
+                records[rec["seed"]] = rec
+        return summarize(list(records.values()), f"{args.ops} ops", t0)
     work = [(s, args.n_ops, args.ops) for s in range(args.start, args.start + args.graphs)]
     records = []
     sink = open(args.out, "w") if args.out else None
@@ -159,6 +172,10 @@ def main(argv=None) -> int:
             if sink:
                 sink.write(json.dumps(rec) + "\n")
                 sink.flush()
+    return summarize(records, f"{args.ops} ops, {args.n_ops} ops each", t0)
+
+
+def summarize(records, what: str, t0: float) -> int:
     table: dict[str, dict[str, int]] = {}
     problems = []
     for rec in records:
@@ -170,7 +187,7 @@ def main(argv=None) -> int:
             if v.get("error"):
                 problems.append((name, rec["seed"], v["error"]))
     usable = sum(1 for r in records if "variants" in r)
-    print(f"{len(records)} graphs ({args.ops} ops, {args.n_ops} ops each), {usable} with a runnable original, "
+    print(f"{len(records)} graphs ({what}), {usable} with a runnable original, "
           f"{sum(1 for r in records if r.get('base_agrees'))} agreeing fully with the reference; "
           f"{time.time() - t0:.0f} s")
     print(f"{'feature / mutator':32} {'applies':>8} {'well-formed':>12} {'built+ran':>10} {'equal':>8}")
