@@ -524,6 +524,7 @@ class Campaign:
         # tied to their graph's node numbering, so they are saved as generated
         if folder == "findings" and self.s.reduce and finding.kind != "hang" and case.disruption is None:
             case = self.reduce(case, finding.signature)
+            case = self.simplify_lowering(case, finding.signature)
         failing = case.configs[-1]
         if failing["passes"]:
             finding.extra["passes"] = describe_passes(failing["passes"])
@@ -586,6 +587,22 @@ class Campaign:
                      "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption,
                      "configs": case.configs, "lowering": case.lowering}
         return finding_files(finding, case_json, repro, log)
+
+    def simplify_lowering(self, case: Case, signature: str) -> Case:
+        """Drop the lowering plan, then the mutant unless it is what fails, where the failure
+        holds without them: the reproducer is then the plain program."""
+        t0 = time.monotonic()
+        failing = case.configs[-1]
+        for key in ("plan", "mutation"):
+            if key not in case.lowering or (key == "mutation" and failing.get("module")):
+                continue
+            lowering = {k: v for k, v in case.lowering.items() if k != key}
+            configs = [c for c in case.configs if not c.get("module")] if key == "mutation" else case.configs
+            trial = self.make_case(case.index, case.graph, configs=configs, lowering=lowering)
+            if self._fails_alike(trial, signature):
+                case = trial
+        self._account_pause(time.monotonic() - t0)
+        return case
 
     def _module_script(self, case: Case, config: dict):
         """TVMScript of the module the failing configuration built, when it is more than the

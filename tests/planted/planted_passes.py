@@ -42,9 +42,9 @@ def drop_binding():
     return _function_pass("PlantedDropBinding", lambda f: _DropAdds().visit_expr(f))
 
 
-def raise_on_tuple():
+def raise_on_closure():
     def rewrite(f):
-        if "R.Tuple" in f.script():  # main returns a tuple, or a split is unpacked
-            raise ValueError("PlantedRaiseOnTuple: cannot handle tuples")
+        if f.script().count("@R.function") > 1:  # a function defined inside f
+            raise ValueError("PlantedRaiseOnClosure: cannot handle local functions")
         return f
-    return _function_pass("PlantedRaiseOnTuple", rewrite)
+    return _function_pass("PlantedRaiseOnClosure", rewrite)
