@@ -60,7 +60,13 @@ def module_to_script(mod) -> tuple[str, list[np.ndarray]]:
     body = body.replace("# Metadata omitted. Use show_meta=True in script() method to show it.", "")
     from tvm.script import ir as I, relax as R, tirx as T  # noqa: E741
     # symbolic dimensions of global functions' signatures print as module-level TypeVar(...)
-    parsed = tvm.script.from_source(body, extra_vars={"_c": consts, "I": I, "R": R, "T": T, "np": np,
-                                                      "TypeVar": _type_var})
+    names = {"_c": consts, "I": I, "R": R, "T": T, "np": np, "TypeVar": _type_var}
+    try:
+        parsed = tvm.script.from_source(body, extra_vars=names)
+    except Exception:  # noqa: BLE001 - the parser's own well-formedness check can be stricter
+        # than relax.analysis.well_formed, which the module passed; parse without it, and
+        # keep the text only if it still gives back the very same module
+        body = body.replace("@I.ir_module\n", "@I.ir_module(check_well_formed=False)\n", 1)
+        parsed = tvm.script.from_source(body, extra_vars=names, check_well_formed=False)
     tvm.ir.assert_structural_equal(mod, parsed, map_free_vars=True)
     return body, consts
