@@ -209,8 +209,8 @@ def draw_sequence(catalog: Catalog, rng, max_len: int = 6, only_preserving: bool
     return seq
 
 
-def minimise_sequence(seq: list[dict], fails, catalog: Catalog, max_checks: int = 40,
-                      max_seconds: float = 180.0) -> list[dict]:
+def minimise_sequence(seq: list[dict], fails, catalog: Catalog, max_checks: int = 24,
+                      max_seconds: float = 60.0) -> list[dict]:
     """Delta debugging over the sequence, trying only requirement-respecting subsequences."""
     from .reduce import Budget, ddmin
     return ddmin(seq, fails, Budget(max_checks, max_seconds),

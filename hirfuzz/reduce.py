@@ -93,8 +93,8 @@ def ddmin(items: list, fails: Callable[[list], bool], budget: Budget,
     return items
 
 
-def reduce_graph(graph: Graph, still_fails: Callable[[Graph], bool], max_checks: int = 80,
-                 max_seconds: float = 180.0) -> tuple[Graph, int]:
+def reduce_graph(graph: Graph, still_fails: Callable[[Graph], bool], max_checks: int = 48,
+                 max_seconds: float = 90.0) -> tuple[Graph, int]:
     """A smaller graph that still fails alike, and the number of TVM runs it took."""
     budget = Budget(max_checks, max_seconds)
     ops = [n.id for n in graph.operators]
