@@ -13,6 +13,8 @@ tensors that break one of its spec's constraints:
                         from the one it has at run time
     arity               one argument too few or too many
 
+The violating call sits in main, in a private global function, or in a closure (`wrap`).
+
 The violating call consumes variables or results of the valid graph; `apply_violation`
 adds it to the lowered module with TVM calls alone, and the reproducer carries the same
 function's source, so the script builds exactly what the worker built. The oracle sorts
@@ -52,12 +54,13 @@ class Violation:
     detail: str
     lie: dict | None = None   # match-cast-lie: {"var": node id, "actual": shape}
     arity: int = 0            # arity: -1 drops the last argument, +1 repeats the first
+    wrap: str | None = None   # the violating call sits in main, a global function, or a closure
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "op": self.op, "dtype": self.dtype, "detail": self.detail,
                 "inputs": [[[r.node, r.index] for r in i] if isinstance(i, list) else [i.node, i.index]
                            for i in self.inputs],
-                "attrs": self.attrs, "lie": self.lie, "arity": self.arity}
+                "attrs": self.attrs, "lie": self.lie, "arity": self.arity, "wrap": self.wrap}
 
 
 def applicable_kinds(spec) -> list[str]:
@@ -283,6 +286,7 @@ def generate_violation(specs, rng, n_ops: int, seen: set, guided: bool = True,
             json.dumps(violation_plan(violation, graph, specs))
         except (TypeError, E.ExprError):
             continue
+        violation.wrap = (None, "global", "local")[int(rng.integers(3))]
         key = coverage_key(violation, graph)
         best = (graph, violation)
         if not guided or key not in seen:
@@ -327,7 +331,7 @@ def violation_plan(violation: Violation, graph: Graph, specs) -> dict:
             return {"list": [encode(x) for x in a]}
         return {"value": a}
     return {"op": spec.relax, "args": [encode(a) for a in args], "kwargs": kwargs,
-            "n_results": len(results), "arity": violation.arity,
+            "n_results": len(results), "arity": violation.arity, "wrap": violation.wrap,
             "lie": None if violation.lie is None else {"param": params.index(violation.lie["var"])}}
 
 
@@ -350,19 +354,39 @@ def apply_violation(mod, plan):
         n = plan["n_results"]
         results = [out] if n == 1 else [bb.emit(relax.TupleGetItem(out, i)) for i in range(n)]
 
-        def decode(a):
+        used = []  # the tensors the call reads, in order: a function's parameters when wrapped
+
+        def decode(a, inner):
             if isinstance(a, dict):
-                return [decode(x) for x in a["list"]] if "list" in a else a["value"]
-            return args[a[1]] if a[0] == "param" else results[a[1]]
-        fn = relax.op
-        for part in plan["op"].split("."):
-            fn = getattr(fn, part)
-        call = fn(*[decode(a) for a in plan["args"]], **plan["kwargs"])
-        if plan["arity"]:
-            call_args = list(call.args)
-            call_args = call_args[:-1] if plan["arity"] < 0 else call_args + call_args[:1]
-            call = relax.Call(call.op, call_args, call.attrs, call.ty_args)
-        bad = bb.emit(call)
+                return [decode(x, inner) for x in a["list"]] if "list" in a else a["value"]
+            value = args[a[1]] if a[0] == "param" else results[a[1]]
+            if inner is None:
+                return value
+            if not any(value.same_as(u) for u, _ in used):
+                used.append((value, relax.Var(f"a{len(used)}", value.ty)))
+            return next(p for u, p in used if value.same_as(u))
+
+        def violating_call(inner):
+            fn = relax.op
+            for part in plan["op"].split("."):
+                fn = getattr(fn, part)
+            call = fn(*[decode(a, inner) for a in plan["args"]], **plan["kwargs"])
+            if plan["arity"]:
+                call_args = list(call.args)
+                call_args = call_args[:-1] if plan["arity"] < 0 else call_args + call_args[:1]
+                call = relax.Call(call.op, call_args, call.attrs, call.ty_args)
+            return call
+
+        if plan.get("wrap") is None:
+            bad = bb.emit(violating_call(None))
+        else:
+            call = violating_call(True)
+            inner = relax.BlockBuilder()
+            with inner.function("bad", [p for _, p in used], private=True):
+                inner.emit_func_output(inner.emit(call))
+            func = inner.get()["bad"]
+            callee = bb.add_func(func, "bad") if plan["wrap"] == "global" else bb.emit(func, "bad")
+            bad = bb.emit(relax.Call(callee, [u for u, _ in used]))
         bb.emit_func_output(relax.Tuple(results + [bad]) if n else bad)
     return bb.get()
 

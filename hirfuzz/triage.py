@@ -10,6 +10,7 @@ and keeps the finding only if the script fails the same way.
 """
 from __future__ import annotations
 
+import ast
 import hashlib
 import inspect
 import json
@@ -166,6 +167,7 @@ def main():
             stage = "passes"
             mod = tvm.transform.Sequential(passes())(mod)
             stage = "build"
+            mod = prepare_for_build(mod)
             executable = relax.build(mod, target=TARGET, relax_pipeline=PIPELINE, exec_mode=EXEC_MODE)
         if not RUN:
             print("{mark} ok")
@@ -204,6 +206,15 @@ def main():
 if __name__ == "__main__":
     sys.exit(main())
 '''.format(mark=MARK)
+
+
+def _source_of(module_file: str, name: str) -> str:
+    """The source text of a top-level function of a hirfuzz module, without importing it."""
+    text = (Path(__file__).parent / module_file).read_text()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return ast.get_source_segment(text, node)
+    raise ValueError(f"{module_file} has no function {name}")
 
 
 def _pass_code(step: dict) -> str:
@@ -254,6 +265,9 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
         f"RUN = {run!r}",
         "",
     ]
+    # the worker's own precondition step, copied verbatim (read as text: mutate imports TVM,
+    # which the coordinator never does)
+    header += ["", _source_of("mutate.py", "prepare_for_build"), "", _source_of("mutate.py", "_has_local_functions")]
     passes = [_pass_code(step) for step in config.get("passes", [])]
     if any(step.get("import") for step in config.get("passes", [])):
         header.append(_USER_PASS)

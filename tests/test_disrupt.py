@@ -47,11 +47,13 @@ def test_every_applicable_violation_kind_is_generated(specs, op):
 
 def test_a_campaign_sized_run_covers_every_kind(specs):
     rng, seen = np.random.default_rng(3), set()
-    kinds = Counter()
+    kinds, wraps = Counter(), Counter()
     for i in range(400):
         _, v = generate_violation(specs, rng, 1 if i % 2 else 3, seen)
         kinds[v.kind] += 1
+        wraps[v.wrap] += 1
     assert set(kinds) == set(KINDS)
+    assert set(wraps) == {None, "global", "local"}  # in main, in functions and in closures
     assert len(seen) >= 350  # violation coverage: mostly new (op, kind, dtype, rank) tuples
 
 
@@ -81,6 +83,13 @@ def test_bool_add_is_a_poor_diagnostic_at_build(specs):
     (cls, stage), answer = run_case(specs, *single_op(specs, "add", [(2, 3), (2, 3)], "bool"))
     assert (cls, stage) == ("poor-diagnostic", "build")
     assert answer["exc_type"] == "InternalError"
+
+
+@pytest.mark.parametrize("wrap", ["global", "local"])
+def test_bool_add_inside_a_function_or_closure_is_still_caught(specs, wrap):
+    g, v = single_op(specs, "add", [(2, 3), (2, 3)], "bool", wrap=wrap)
+    (cls, stage), answer = run_case(specs, g, v)
+    assert (cls, stage) == ("poor-diagnostic", "build")
 
 
 def test_incompatible_broadcast_is_a_clean_rejection(specs):
