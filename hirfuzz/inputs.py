@@ -96,6 +96,8 @@ def find_violations(graph: Graph, specs, facts: dict[Ref, TensorFacts]) -> Viola
             tainted.add(node.id)
             continue
         problem = _input_outside_domain(spec, node, graph, facts)
+        if problem is None and any(facts[Ref(node.id, i)].failed for i in range(len(node.outputs))):
+            problem = f"the reference cannot compute node {node.id} ({node.op})"
         if problem is None and any(_not_finite(facts[Ref(node.id, i)].value) for i in range(len(node.outputs))):
             problem = f"node {node.id} ({node.op}) produces NaN or Inf"
         if problem is None:

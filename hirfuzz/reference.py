@@ -447,6 +447,7 @@ class TensorFacts:
     rtol: float
     atol: float
     magnitude: float     # largest |value| on its path, to scale atol
+    failed: bool = False  # the reference could not compute it (inputs outside the domain)
 
 
 def _magnitude(a: np.ndarray) -> float:
@@ -484,8 +485,14 @@ def interpret(graph: Graph, specs, leaf_values: dict[int, np.ndarray]) -> dict[R
             facts[Ref(node.id)] = TensorFacts(v, True, True, 0.0, 0.0, _magnitude(v))
             continue
         spec = specs.ops[node.op]
-        outs = run_op(spec, node, graph, values)
         ins = [facts[r] for r in node.input_refs()]
+        try:
+            outs = run_op(spec, node, graph, values)
+            failed = any(f.failed for f in ins)
+        except Exception:  # noqa: BLE001 - e.g. an index input outside its domain: the case
+            # is then judged by find_violations (not comparable below, never run if it may trap)
+            outs = [np.zeros(t.shape, dtype=t.dtype) for t in node.outputs]
+            failed = True
         all_exact = all(f.exact for f in ins)
         any_float = any(t.dtype.startswith("float") for t in node.outputs) or any(
             graph.type_of(r).dtype.startswith("float") for r in node.input_refs())
@@ -498,5 +505,5 @@ def interpret(graph: Graph, specs, leaf_values: dict[int, np.ndarray]) -> dict[R
             mag = max([_magnitude(arr)] + [f.magnitude for f in ins])
             ref = Ref(node.id, i)
             values[ref] = arr
-            facts[ref] = TensorFacts(arr, exact, stable, rtol, atol, mag)
+            facts[ref] = TensorFacts(arr, exact, stable and not failed, rtol, atol, mag, failed)
     return facts

@@ -57,3 +57,20 @@ def test_wrong_result_is_reported_with_expected_values(tmp_path):
 def test_correct_specs_give_no_finding(tmp_path):
     out, summary = campaign(tmp_path, plant(tmp_path, WRONG_EXP.replace(" + 0.5", "")), n=2)
     assert summary["findings"] == [] and summary["compared"] == 2
+
+
+def test_a_reference_that_cannot_compute_marks_the_case_not_comparable(tmp_path):
+    """Out-of-domain inputs can break the NumPy reference itself (an index out of range):
+    the case is then not compared below that node, and the campaign goes on."""
+    import numpy as np
+    from hirfuzz.coverage import Coverage
+    from hirfuzz.generate import generate_graph
+    from hirfuzz.inputs import choose_inputs
+    from hirfuzz.spec import load_specs
+    d = plant(tmp_path, "ops:\n  - name: abs\n    inputs: [x]\n    dtypes: [int32]\n    reference: x[99]\n")
+    specs = load_specs(d)
+    g = generate_graph(specs, np.random.default_rng(0), 2, Coverage())
+    chosen = choose_inputs(g, specs, np.random.default_rng(0))
+    assert chosen.runnable and not chosen.comparable
+    assert "reference cannot compute" in chosen.reason
+    assert not any(chosen.facts[r].stable for r in g.results())
