@@ -62,10 +62,12 @@ class GraphBuilder:
     def _type(self, ref: Ref, pending: dict) -> TensorType:
         return pending[ref.node] if ref.node < 0 else self.graph.type_of(ref)
 
-    def _candidates(self, dtype: str, ok, restricted: bool) -> list[Ref]:
+    def _candidates(self, dtype: str, ok, restricted: bool, leaves_only: bool = False) -> list[Ref]:
         pool = self.by_dtype.get(dtype, [])
         if restricted:
             pool = [r for r in pool if r not in self.const_derived]
+        if leaves_only:
+            pool = [r for r in pool if self.graph.nodes[r.node].kind == "var"]
         if len(pool) > CANDIDATE_SAMPLE:
             idx = self.rng.choice(len(pool), size=CANDIDATE_SAMPLE, replace=False)
             pool = [pool[i] for i in idx]
@@ -116,13 +118,18 @@ class GraphBuilder:
                     return False
             return ok
 
+        # an input that may trap outside its domain (an integer divisor) takes only variables,
+        # whose values are drawn inside it: an intermediate could be zero, and such a case
+        # could only be built, never run
+        traps = spec.may_trap
         for slot, ispec in enumerate(spec.inputs):
             in_dtype = ispec.dtype(env) if ispec.dtype is not None else dtype
             if slot == 0:
                 lo, hi = ispec.rank
                 base_ok = checker(ispec.name, False)
                 ok = lambda info: lo <= info.rank <= hi and base_ok(info)  # noqa: E731
-                ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None), used)
+                ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None,
+                                                  traps and ispec.domain is not None), used)
                 if ref is None:
                     ref = new_leaf(TensorType(tuple(E.rand_shape(rng, rng.integers(lo, hi + 1))), in_dtype), slot)
                 env[ispec.name] = TensorInfo.of(self._type(ref, pending))
@@ -135,7 +142,8 @@ class GraphBuilder:
             ok = checker(ispec.name, ispec.variadic is not None, ispec.shape)
             refs = []
             for _ in range(count):
-                ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None), used)
+                ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None,
+                                                  traps and ispec.domain is not None), used)
                 if ref is None:
                     shape = ispec.shape(env)
                     ref = new_leaf(TensorType(tuple(int(d) for d in shape), in_dtype), slot)
