@@ -308,14 +308,9 @@ def violation_plan(violation: Violation, graph: Graph, specs) -> dict:
         def __init__(self, ref: Ref):
             self.ref = ref
 
-    env = dict(violation.attrs)
-    env["dtype"] = violation.dtype
     args_env = {i.name: ([Marker(r) for r in item] if isinstance(item, list) else Marker(item))
                 for i, item in zip(spec.inputs, violation.inputs)}
-    args = ([a({**env, **args_env}) for a in spec.call_args] if spec.call_args is not None
-            else [args_env[i.name] for i in spec.inputs])
-    kwargs = ({k: v(env) for k, v in spec.call_kwargs.items()} if spec.call_kwargs is not None
-              else {k: env[k] for k in spec.kwarg_names()})
+    args, kwargs = spec.call_arguments(violation.attrs, violation.dtype, args_env)
     results = graph.results()
     params = [n.id for n in graph.variables]
 

@@ -30,17 +30,7 @@ def tensor_type(t) -> relax.TensorType:
 
 def op_call(spec, node, args_env: dict) -> relax.Expr:
     """The Relax call for one operator node; `args_env` maps input names to Relax exprs."""
-    env = dict(node.attrs)
-    env["dtype"] = node.dtype
-    arg_env = {**env, **args_env}
-    if spec.call_args is not None:
-        args = [a(arg_env) for a in spec.call_args]
-    else:
-        args = [args_env[i.name] for i in spec.inputs]
-    if spec.call_kwargs is not None:
-        kwargs = {k: v(env) for k, v in spec.call_kwargs.items()}
-    else:
-        kwargs = {k: env[k] for k in spec.kwarg_names()}
+    args, kwargs = spec.call_arguments(node.attrs, node.dtype, args_env)
     return relax_op(spec.relax)(*args, **kwargs)
 
 

@@ -90,6 +90,23 @@ class OpSpec:
     def multi_output(self) -> bool:
         return self.out_shapes is not None
 
+    def call_arguments(self, attrs: dict, dtype: str, inputs: dict) -> tuple[list, dict]:
+        """Positional and keyword arguments of `relax.op.<relax>` for one node.
+
+        `inputs` maps input names to whatever stands for them (Relax exprs in lowering,
+        code text in reproducers, references in disruptive plans): the rule is the same.
+        """
+        env = {**attrs, "dtype": dtype}
+        if self.call_args is not None:
+            args = [a({**env, **inputs}) for a in self.call_args]
+        else:
+            args = [inputs[i.name] for i in self.inputs]
+        if self.call_kwargs is not None:
+            kwargs = {k: v(env) for k, v in self.call_kwargs.items()}
+        else:
+            kwargs = {k: env[k] for k in self.kwarg_names()}
+        return args, kwargs
+
     def kwarg_names(self) -> list[str]:
         """Attributes passed to Relax: all public attrs unless `call.kwargs` says otherwise."""
         if self.call_kwargs is not None:

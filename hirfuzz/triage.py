@@ -125,12 +125,7 @@ def render_module_code(graph: Graph, specs) -> str:
         spec = specs.ops[node.op]
         env = {ispec.name: ([_Code(names[r]) for r in item] if isinstance(item, list) else _Code(names[item]))
                for ispec, item in zip(spec.inputs, node.inputs)}
-        attrs = dict(node.attrs)
-        attrs["dtype"] = node.dtype
-        args = ([a({**attrs, **env}) for a in spec.call_args] if spec.call_args is not None
-                else [env[i.name] for i in spec.inputs])
-        kwargs = ({k: v(attrs) for k, v in spec.call_kwargs.items()} if spec.call_kwargs is not None
-                  else {k: attrs[k] for k in spec.kwarg_names()})
+        args, kwargs = spec.call_arguments(node.attrs, node.dtype, env)
         call_text = ", ".join([repr(a) for a in args] + [f"{k}={_literal(v)}" for k, v in kwargs.items()])
         name = f"lv{node.id}"
         lines.append(f"            {name} = bb.emit(relax.op.{spec.relax}({call_text}))")
