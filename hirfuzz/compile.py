@@ -12,8 +12,6 @@ A pass sequence runs before relax.build, inside the configuration's PassContext.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 EXECUTORS = {
     "vm": {"exec_mode": "bytecode", "pipeline": "default", "opt_level": 3},
     "compiled": {"exec_mode": "compiled", "pipeline": "default", "opt_level": 3},
@@ -32,22 +30,6 @@ def make_config(executor: str = "vm", target: str = "llvm", passes: list | None 
     return config
 
 
-@dataclass(frozen=True)
-class BuildConfig:
-    """The baseline configuration as an object (older callers); see `make_config`."""
-    target: str = "llvm"
-    exec_mode: str = "bytecode"
-
-    def as_dict(self) -> dict:
-        return {**make_config("vm", self.target), "exec_mode": self.exec_mode}
-
-
-def _as_dict(config) -> dict:
-    if config is None:
-        return make_config()
-    return config.as_dict() if isinstance(config, BuildConfig) else config
-
-
 def describe(config: dict, with_passes: bool = True) -> str:
     from .passes import describe as describe_passes
     text = f"{config['name']} on {config['target']} (opt_level {config['opt_level']}, {config['pipeline']} pipeline)"
@@ -57,7 +39,7 @@ def describe(config: dict, with_passes: bool = True) -> str:
 def device_for(target):
     """The device for a target string or a configuration."""
     import tvm
-    target = target if isinstance(target, str) else _as_dict(target)["target"]
+    target = target if isinstance(target, str) else target["target"]
     kind = tvm.target.Target(target).kind.name
     return tvm.cuda(0) if kind == "cuda" else tvm.cpu(0)
 
@@ -77,7 +59,7 @@ def build_module(mod, config: dict | None = None):
     """relax.build under the configuration (stage 'build')."""
     import tvm
     from tvm import relax
-    config = _as_dict(config)
+    config = config or make_config()
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
         return relax.build(mod, target=config["target"], relax_pipeline=config["pipeline"],
                            exec_mode=config["exec_mode"])

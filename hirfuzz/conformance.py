@@ -19,7 +19,7 @@ import numpy as np
 from tvm import relax
 
 from . import expr as E
-from .compile import BuildConfig, build_module
+from .compile import build_module, make_config
 from .generate import GraphBuilder, Rejected
 from .graph import Graph, TensorType
 from .inputs import choose_inputs
@@ -112,10 +112,10 @@ def propose_graph(specs, op_name: str, dtype: str, rng) -> Graph:
     raise Rejected(f"no valid insertion in {PROPOSE_TRIES} tries (last: {last})")
 
 
-def run_sample(specs, op_name: str, dtype: str, rng, config: BuildConfig | None = None,
+def run_sample(specs, op_name: str, dtype: str, rng, config: dict | None = None,
                compare: bool = True) -> Sample:
     """Generate, lower, type-check, build, run and compare one single-op case."""
-    config = config or BuildConfig()
+    config = config or make_config()
     try:
         graph = propose_graph(specs, op_name, dtype, rng)
     except Rejected as exc:
@@ -176,7 +176,7 @@ def _rng(seed: int, op_name: str, dtype: str, i: int) -> np.random.Generator:
 
 
 def sample_op(specs, op_name: str, dtype: str, samples: int, seed: int = 0,
-              config: BuildConfig | None = None, compare: bool = True) -> list[Sample]:
+              config: dict | None = None, compare: bool = True) -> list[Sample]:
     return [run_sample(specs, op_name, dtype, _rng(seed, op_name, dtype, i), config, compare)
             for i in range(samples)]
 
@@ -195,7 +195,7 @@ def problems_of(op_name: str, dtype: str, results: list[Sample]) -> list[str]:
 
 
 def check_op(specs, op_name: str, samples: int = 4, seed: int = 0,
-             dtypes: list[str] | None = None, config: BuildConfig | None = None) -> list[str]:
+             dtypes: list[str] | None = None, config: dict | None = None) -> list[str]:
     """Problems found checking `op_name` against TVM on `samples` cases per dtype (empty: ok).
 
     Every dtype the spec lists is tried (or those of `dtypes` it lists)."""
@@ -245,7 +245,7 @@ class OpReport:
 
 
 def op_report(specs, op_name: str, samples: int = 4, seed: int = 0, probe_all: bool = False,
-              config: BuildConfig | None = None) -> OpReport:
+              config: dict | None = None) -> OpReport:
     """Check one op; with `probe_all`, also try the dtypes its spec leaves out.
 
     Off-spec dtypes only show whether TVM accepts them (``missed``); they are never problems."""

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from tvm import relax
 
-from hirfuzz.compile import BuildConfig, build_module
+from hirfuzz.compile import build_module, make_config
 from hirfuzz.coverage import Coverage
 from hirfuzz.generate import generate_graph
 from hirfuzz.inputs import choose_inputs
@@ -28,7 +28,7 @@ def test_strict_graph_is_well_formed_builds_and_matches_reference(specs, graphs,
     g = graphs[i]
     mod = lower_graph(g, specs)
     relax.analysis.well_formed(mod)
-    config = BuildConfig()
+    config = make_config()
     ex = build_module(mod, config)
     chosen = choose_inputs(g, specs, np.random.default_rng(i))
     if not chosen.runnable:

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 from tvm import relax  # noqa: E402
 
-from hirfuzz.compile import BuildConfig, build_module  # noqa: E402
+from hirfuzz.compile import build_module, make_config  # noqa: E402
 from hirfuzz.coverage import Coverage  # noqa: E402
 from hirfuzz.generate import generate_graph  # noqa: E402
 from hirfuzz.lower import lower_graph  # noqa: E402
@@ -46,7 +46,7 @@ def main():
             stage = "well_formed"
             relax.analysis.well_formed(mod)
             stage = "build"
-            build_module(mod, BuildConfig())
+            build_module(mod, make_config())
             stage = "ok"
         except Exception as exc:  # report, do not stop: the rate is the result
             failures.append((i, stage, f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"))
