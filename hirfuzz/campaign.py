@@ -2,9 +2,10 @@
 
 The coordinator never imports TVM. It generates every case itself (so coverage guidance
 is global and a seed fixes the graphs whatever the number of workers), hands cases to
-idle workers, and judges their answers. A new finding is reduced, written with a
-standalone reproducer, and that reproducer is run alone before the finding is reported.
-Everything on screen is on disk first; see `outdir` for the folder and for resuming.
+idle workers, and judges their answers. A new finding is kept in pending/ and finished
+(reduced, rendered, its reproducer run alone) by `reducer` on a worker lent by the pool,
+while the other workers fuzz on. Everything on screen is on disk first; see `outdir` for
+the folder and for resuming.
 """
 from __future__ import annotations
 
@@ -31,15 +32,15 @@ from .graph import Graph
 from .inputs import choose_inputs
 from .oracle import compare_results
 from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
-from .passes import describe as describe_passes, draw_sequence, load_catalog, minimise_sequence
-from .reduce import reduce_graph
-from .report import bug_report, campaign_report
-from .sandbox import Death, Pool, Worker, WorkerError
-from .triage import (Finding, check_reproducer, crash_signature, death_signature, finding_files,
-                     normalize_message, render_reproducer, short_id)
+from .passes import draw_sequence, load_catalog
+from .reducer import PENDING, Job, Reductions
+from .report import campaign_report
+from .sandbox import Death, Pool, WorkerError
+from .triage import Finding, crash_signature, death_signature, finding_files, normalize_message, short_id
 from .worker import decode_array, encode_array
 
 CHECKPOINT_S = 5.0
+SUMMARY_S = 1.0
 
 
 @dataclass
@@ -140,18 +141,21 @@ class Campaign:
         self.findings: dict[str, Finding] = {}
         self.unconfirmed: dict[str, Finding] = {}
         self.disagreements: dict[str, Finding] = {}
+        self.tables = {"findings": self.findings, "unconfirmed": self.unconfirmed,
+                       "spec-disagreements": self.disagreements}
+        self.lock = threading.RLock()  # the tables, aliases and screen, shared with reduction threads
         if state:
             self._restore(state)
-        for table, folder in ((self.findings, "findings"), (self.unconfirmed, "unconfirmed"),
-                              (self.disagreements, "spec-disagreements")):
+        for folder, table in self.tables.items():
             for d in self.out.saved_findings(folder):
                 table[d["signature"]] = Finding(**d)
+        self.reductions = Reductions(self)
+        self.reductions.restore({sig for table in self.tables.values() for sig in table})
         self.pool = Pool(settings.jobs, self.out / "workers", settings.spec_dir, settings.max_memory_mb,
                          settings.recycle_after)
-        self.reducer: Worker | None = None
         self.in_flight: dict[int, Case] = {}
         self.started = time.monotonic()
-        self.last_checkpoint = 0.0
+        self.last_checkpoint = self.last_summary = 0.0
         self.stopping = False
         self.bar = None
 
@@ -167,11 +171,17 @@ class Campaign:
         self.queue = [self.make_case(c["index"], Graph.from_json(c["graph"]), c.get("disruption"),
                                      lowering=c.get("lowering")) for c in state.get("in_flight", [])]
 
-    def checkpoint(self, force: bool = False):
+    def save_progress(self):
+        """summary.json every second, the checkpoint every few: all a kill can lose."""
         now = time.monotonic()
-        if not force and now - self.last_checkpoint < CHECKPOINT_S:
-            return
-        self.last_checkpoint = now
+        if now - self.last_summary >= SUMMARY_S:
+            self.last_summary = now
+            self.write_summary()
+        if now - self.last_checkpoint >= CHECKPOINT_S:
+            self.last_checkpoint = now
+            self.checkpoint()
+
+    def checkpoint(self):
         pending = sorted(list(self.in_flight.values()) + self.queue, key=lambda c: c.index)
         counters = asdict(self.counters)
         counters["elapsed_s"] = self.elapsed()
@@ -206,7 +216,6 @@ class Campaign:
         case.request = {"case": index, "graph": graph.to_json(), "configs": case.configs,
                         "run": chosen.runnable, "inputs": [encode_array(a) for a in inputs], **lowering}
         _plant(case.request, index)
-        self.counters.gen_s += time.perf_counter() - t0
         return case
 
     def case_lowering(self, graph: Graph, index: int) -> dict:
@@ -256,7 +265,6 @@ class Campaign:
         case.request = {"case": index, "graph": graph.to_json(), "configs": case.configs, "run": True,
                         "violation": disruption["plan"], "inputs": [encode_array(a) for a in inputs]}
         _plant(case.request, index)
-        self.counters.gen_s += time.perf_counter() - t0
         return case
 
     def next_case(self) -> Case | None:
@@ -264,7 +272,9 @@ class Campaign:
             return self.queue.pop(0)
         if self.stopping or self.out_of_budget():
             return None
+        t0 = time.perf_counter()
         case = self.make_case(self.next_index)
+        self.counters.gen_s += time.perf_counter() - t0
         self.next_index += 1
         return case
 
@@ -283,34 +293,46 @@ class Campaign:
         self._open_bar()
         restore_sigint = self._catch_sigint()
         try:
-            while True:
-                for worker in self.pool.idle():
-                    case = self.next_case()
-                    if case is None:
-                        break
-                    self.in_flight[case.index] = case
-                    worker.submit(case, case.request, self.s.timeout_s)
-                if not self.pool.in_flight():
-                    break
-                for _worker, case, answer in self.pool.wait():
-                    self.in_flight.pop(case.index, None)
-                    self.judge(case, answer)
-                    self._tick()
-                self.write_summary()
-                self.checkpoint()
+            while self.step():
+                self.save_progress()
         except KeyboardInterrupt:
-            self._say("stopped: cases in flight will run again when this campaign resumes")
+            self.say("stopped: cases in flight will run again when this campaign resumes")
         finally:
             restore_sigint()
+            self.reductions.halt(join_s=5.0)
             self.pool.close()
-            if self.reducer is not None:
-                self.reducer.close()
             if self.bar is not None:
                 self.bar.close()
-            self.checkpoint(force=True)
+            self.checkpoint()
+        if self.reductions.pending:
+            self.say(f"{len(self.reductions.pending)} finding(s) not finished yet, kept in {self.out / PENDING}; "
+                     "run the same command again to finish them")
         summary = self.write_summary()
         write_atomic(self.out / "report.md", campaign_report(self.out.path, summary))
         return summary
+
+    def step(self) -> bool:
+        """Lend workers to reductions, hand out cases, judge answers; False once all is done."""
+        fuzzing = not self.stopping and (bool(self.queue) or not self.out_of_budget())
+        # reductions borrow idle workers: some while fuzzing goes on, all once it is over
+        self.reductions.lend(self.pool, max(1, self.s.jobs // 2) if fuzzing else self.s.jobs)
+        for worker in self.pool.idle():
+            case = self.next_case()
+            if case is None:
+                break
+            self.in_flight[case.index] = case
+            worker.submit(case, case.request, self.s.timeout_s)
+        if not self.pool.in_flight():
+            if not self.reductions.active() and (self.stopping or not self.reductions.queue):
+                return False
+            self.reductions.wait(1.0)
+            return True
+        # a reduction that ends frees a worker: look again soon
+        for _worker, case, answer in self.pool.wait(0.25 if self.reductions.active() else 1.0):
+            self.in_flight.pop(case.index, None)
+            self.judge(case, answer)
+            self._tick()
+        return True
 
     def _catch_sigint(self):
         """First Ctrl-C: finish the cases in flight; second: stop at once."""
@@ -321,7 +343,9 @@ class Campaign:
             if self.stopping:
                 raise KeyboardInterrupt
             self.stopping = True
-            self._say(f"finishing {len(self.in_flight)} case(s) in flight; Ctrl-C again to stop now")
+            self.reductions.stop.set()
+            self.say(f"finishing {len(self.in_flight)} case(s) in flight (pending findings wait for the next run); "
+                     "Ctrl-C again to stop now")
         previous = signal.signal(signal.SIGINT, handler)
         return lambda: signal.signal(signal.SIGINT, previous)
 
@@ -465,7 +489,7 @@ class Campaign:
         elif outcome.finding is not None:
             if outcome.finding.kind == "spec-disagreement":
                 c.spec_disagreements += 1
-                self.keep(self.disagreements, "spec-disagreements", case, outcome.finding, outcome.log)
+                self.keep("spec-disagreements", case, outcome.finding, outcome.log)
             else:
                 c.findings_hits += 1
                 self.record(case, outcome.finding, outcome.log)
@@ -473,6 +497,7 @@ class Campaign:
             f.write(json.dumps({
                 "case": case.index, "t": round(self.elapsed(), 3), "status": status,
                 "gen_ms": round(case.gen_ms, 3), "findings": len(self.findings),
+                "pending": len(self.reductions.pending),
                 "out_of_domain": case.out_of_domain or None, "coverage": self.coverage.counts()}) + "\n")
 
     # --- findings -------------------------------------------------------------------------
@@ -499,191 +524,33 @@ class Campaign:
                      "lowering": case.lowering, "configs": case.configs}
         save_folder(self.out / "hirfuzz-bugs", name, finding_files(finding, case_json, "", finding.detail))
         self.own_bugs[finding.signature] = finding
-        self._say(f"hirfuzz's own bug (not reported as a TVM finding) {name}: {finding.message[:160]}")
+        self.say(f"hirfuzz's own bug (not reported as a TVM finding) {name}: {finding.message[:160]}")
 
     def record(self, case: Case, finding: Finding, log: str):
-        finding.signature = self.aliases.get(finding.signature, finding.signature)
-        for table in (self.findings, self.unconfirmed):
-            known = table.get(finding.signature)
-            if known is not None:
-                known.hits += 1
-                if table is self.findings:
-                    self._rewrite_finding_json(known)
-                return
-        self.keep(self.findings, "findings", case, finding, log)
-
-    def keep(self, table: dict, folder: str, case: Case, finding: Finding, log: str):
-        """Reduce, write, and check the reproducer of a new finding; then report it."""
-        if finding.signature in table:
-            table[finding.signature].hits += 1
-            return
-        original = case
-        if folder == "findings" and case.disruption is None:
-            case = self.isolate_config(case, finding)
-        # hangs would cost a time-out per try; disruptive cases are single operators or
-        # tied to their graph's node numbering, so they are saved as generated
-        if folder == "findings" and self.s.reduce and finding.kind != "hang" and case.disruption is None:
-            case = self.reduce(case, finding.signature)
-            case = self.simplify_lowering(case, finding.signature)
-        failing = case.configs[-1]
-        if failing["passes"]:
-            finding.extra["passes"] = describe_passes(failing["passes"])
-            finding.message = f"after {finding.extra['passes']}: {finding.message}"
-            if finding.kind == "wrong-result" and finding.oracle == "pass-order":
-                minimal = "|".join(finding.signature.split("|")[:3] +
-                                   [",".join(step["name"] for step in failing["passes"])])
-                self.aliases[finding.signature] = minimal
-                finding.signature = minimal
-                if minimal in table:  # another sequence shrank to a known one
-                    table[minimal].hits += 1
-                    self._rewrite_finding_json(table[minimal])
+        """A finding of the oracles: a hit of one already known, or a new one to finish."""
+        with self.lock:
+            finding.signature = self.aliases.get(finding.signature, finding.signature)
+            for table in (self.findings, self.unconfirmed):
+                known = table.get(finding.signature)
+                if known is not None:
+                    known.hits += 1
+                    if table is self.findings:
+                        self.rewrite_finding_json(known)
                     return
-        finding.extra["ops"] = len(case.graph.operators)
-        if case is not original:
-            finding.extra["reduced_from"] = len(original.graph.operators)
-        name = f"{len(table) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
-        files = self._finding_files(case, finding, log)
-        if case is not original:
-            orig = self._finding_files(original, finding, log)
-            files["original/case.json"] = orig["case.json"]
-            files["original/repro.py"] = orig["repro.py"]
-        staging = save_folder(self.out / ".staging", name, files)
-        finding.path = str(self.out / folder / name)
-        actual = finding.detail
-        if folder == "findings" and self.s.verify:
-            t0 = time.monotonic()
-            # a hang is confirmed only if the script alone runs three times past the limit: a
-            # build that was merely slow on a loaded machine then finishes and is not reported
-            limit = max(self.s.timeout_s, 60) * (3 if finding.kind == "hang" else 1)
-            outcome = check_reproducer(staging / "repro.py", finding, timeout_s=limit)
-            self.counters.verify_s += time.monotonic() - t0
-            finding.confirmed = outcome.reproduced
-            files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}"
-            actual = outcome.output or actual
-            if not outcome.reproduced:
-                # the saved script does not fail the same way: not a finding we stand by
-                table, folder = self.unconfirmed, "unconfirmed"
-                self.counters.unconfirmed += 1
-                name = f"{len(table) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
-                finding.path = str(self.out / folder / name)
-        files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
-        files["bug-report.md"] = bug_report(finding.to_json(), files["repro.py"], actual,
-                                            self.pool.tvm_version, describe_config(case.configs[-1]))
-        save_folder(self.out / folder, name, files)
-        shutil.rmtree(staging, ignore_errors=True)
-        table[finding.signature] = finding
-        label = {"findings": "finding", "unconfirmed": "unconfirmed (its reproducer did not fail alike)",
-                 "spec-disagreements": "spec disagreement"}[folder]
-        self._say(f"{label} {name}: {finding.message[:200]}\n    -> {finding.path}/repro.py")
+            self.keep("findings", case, finding, log)
 
-    def _finding_files(self, case: Case, finding: Finding, log: str) -> dict:
-        expected = None
-        if finding.kind == "wrong-result":
-            expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
-                         0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in case.expected]
-        config = case.configs[-1]  # the failing one: isolate_config put it last
-        repro = render_reproducer(case.graph, self.specs, finding, config, case.inputs,
-                                  run=case.runnable, expected=expected, tvm_version=self.pool.tvm_version,
-                                  violation_plan=case.disruption["plan"] if case.disruption else None,
-                                  module_script=self._module_script(case, config))
-        case_json = {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
-                     "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption,
-                     "configs": case.configs, "lowering": case.lowering}
-        return finding_files(finding, case_json, repro, log)
+    def keep(self, folder: str, case: Case, finding: Finding, log: str):
+        """Count a hit of a finding on its way to `folder`, or queue a new one for reduction."""
+        with self.lock:
+            known = self.tables[folder].get(finding.signature) or self.reductions.pending.get(finding.signature)
+            if known is not None:
+                (known.finding if isinstance(known, Job) else known).hits += 1
+                return
+            self.reductions.submit(folder, case, finding, log)
+            self.say(f"new {finding.kind} (case {case.index}): {finding.message[:160]}\n"
+                     f"    reducing and checking its reproducer; kept meanwhile in {PENDING}/")
 
-    def simplify_lowering(self, case: Case, signature: str) -> Case:
-        """Drop the lowering plan, then the mutant unless it is what fails, where the failure
-        holds without them: the reproducer is then the plain program."""
-        t0 = time.monotonic()
-        failing = case.configs[-1]
-        for key in ("plan", "mutation"):
-            if key not in case.lowering or (key == "mutation" and failing.get("module")):
-                continue
-            lowering = {k: v for k, v in case.lowering.items() if k != key}
-            configs = [c for c in case.configs if not c.get("module")] if key == "mutation" else case.configs
-            trial = self.make_case(case.index, case.graph, configs=configs, lowering=lowering)
-            if self._fails_alike(trial, signature):
-                case = trial
-        self._account_pause(time.monotonic() - t0)
-        return case
-
-    def _module_script(self, case: Case, config: dict):
-        """TVMScript of the module the failing configuration built, when it is more than the
-        plain lowering of the graph (functions, features, a mutant); None otherwise."""
-        if not case.lowering:
-            return None
-        request = {"kind": "render", "graph": case.graph.to_json(), "module": config.get("module", 0),
-                   **case.lowering}
-        try:
-            reply = self._reducer().run_one(request, self.s.timeout_s)
-        except WorkerError:
-            reply = None
-        if not isinstance(reply, dict) or reply.get("status") != "ok":
-            why = reply.get("message", "")[:300] if isinstance(reply, dict) else "the worker died"
-            return {"error": why}
-        return {"script": reply["script"], "consts": [decode_array(c) for c in reply["consts"]]}
-
-    def _reducer(self) -> Worker:
-        if self.reducer is None:
-            self.reducer = Worker(self.out / "workers" / "reducer.log", self.s.spec_dir, self.s.max_memory_mb)
-        return self.reducer
-
-    def _fails_alike(self, case: Case, signature: str) -> bool:
-        """Does the case fail the same way? Crashes must keep their signature; a wrong result
-        keeps its kind and oracle (which result differs first may change as the case shrinks)."""
-        try:
-            answer = self._reducer().run_one(case.request, self.s.timeout_s)
-        except WorkerError:
-            return False
-        found = self.classify(case, answer).finding
-        if found is None:
-            return False
-        if signature.startswith("wrong-result|"):
-            return found.signature.split("|")[:2] == signature.split("|")[:2]
-        return found.signature == signature
-
-    def isolate_config(self, case: Case, finding: Finding) -> Case:
-        """The case under the one configuration that fails, its pass sequence minimised.
-
-        A worker that died took every configuration with it: each is tried alone to find
-        the one that kills it. Reproducers and reduction then build only that one.
-        """
-        t0 = time.monotonic()
-        config = finding.extra.get("config")
-        if finding.stage == "worker" and len(case.configs) > 1:
-            config = next((c for c in case.configs
-                           if self._fails_alike(self.make_case(case.index, case.graph, configs=[c], lowering=case.lowering), finding.signature)),
-                          case.configs[0])
-        config = dict(config or case.configs[0])
-        if config["passes"] and finding.oracle == "pass-order":
-            baseline = case.configs[0]
-
-            def fails(seq):
-                trial = self.make_case(case.index, case.graph, configs=[baseline, {**config, "passes": seq}],
-                                       lowering=case.lowering)
-                return self._fails_alike(trial, finding.signature)
-            config["passes"] = minimise_sequence(config["passes"], fails, self.catalog)
-        self._account_pause(time.monotonic() - t0)
-        configs = [case.configs[0], config] if finding.oracle in ("pass-order", "executor", "mutation") else [config]
-        return self.make_case(case.index, case.graph, configs=configs, lowering=case.lowering)
-
-    def _account_pause(self, spent: float):
-        self.counters.reduce_s += spent
-        for w in self.pool.workers:  # the pool's clocks kept running while we worked alone
-            w.deadline += spent
-
-    def reduce(self, case: Case, signature: str) -> Case:
-        """The smallest graph hirfuzz can find that fails with the same signature."""
-        t0 = time.monotonic()
-        small, checks = reduce_graph(
-            case.graph, lambda g: self._fails_alike(
-                self.make_case(case.index, g, configs=case.configs, lowering=case.lowering), signature))
-        self._account_pause(time.monotonic() - t0)
-        if len(small.operators) >= len(case.graph.operators):
-            return case
-        return self.make_case(case.index, small, configs=case.configs, lowering=case.lowering)
-
-    def _rewrite_finding_json(self, finding: Finding):
+    def rewrite_finding_json(self, finding: Finding):
         folder = Path(finding.path)
         if folder.is_dir():
             write_atomic(folder / "finding.json", json.dumps(finding.to_json(), indent=2) + "\n")
@@ -693,11 +560,17 @@ class Campaign:
     def summary(self) -> dict:
         c = self.counters
         elapsed = self.elapsed()
-        # TVM's share of wall time: builds and runs (spread over the workers), starting
-        # workers (importing TVM), re-running reproducers and reducing (both done in turn);
-        # the rest is hirfuzz's own overhead
-        in_tvm = c.tvm_s + self.pool.startup_s + c.verify_s + c.reduce_s
-        in_tvm_wall = c.tvm_s / max(1, self.s.jobs) + self.pool.startup_s + c.verify_s + c.reduce_s
+        # the workers' capacity is --jobs times the wall time; TVM's part of it is building
+        # and running cases, starting workers (importing TVM, all at once at first),
+        # reducing and re-running reproducers. The rest, hirfuzz's own share, includes any
+        # time a worker waited for work.
+        pool = self.pool
+        starting = pool.first_start_s * len(pool.workers) + sum(w.startup_s for w in pool.workers)
+        in_tvm = c.tvm_s + starting + c.verify_s + c.reduce_s
+        capacity = len(pool.workers) * elapsed
+        with self.lock:
+            tables = {name: [self._finding_row(f) for f in table.values()] for name, table in self.tables.items()}
+            pending = [self._finding_row(job.finding) for job in self.reductions.pending.values()]
         return {
             "hirfuzz": __version__, "tvm": self.pool.tvm_version, "mode": self.s.mode,
             "seed": self.s.seed, "targets": self.s.targets, "executors": self.s.executors, "ops_per_graph": self.s.ops,
@@ -708,15 +581,17 @@ class Campaign:
             "time_starting_workers_s": round(self.pool.startup_s, 3),
             "time_verifying_reproducers_s": round(c.verify_s, 3), "time_reducing_s": round(c.reduce_s, 3),
             "generation_s": round(c.gen_s, 3),
-            "overhead_share": round(max(0.0, elapsed - in_tvm_wall) / elapsed, 4) if elapsed > 0 else 0.0,
+            "overhead_share": round(max(0.0, 1 - in_tvm / capacity), 4) if capacity > 0 else 0.0,
+            "worker_busy_share": round(pool.busy_s / (len(pool.workers) * max(1e-9, time.monotonic() - self.started)), 4),
             "worker_restarts": self.pool.restarts, "worker_recycles": self.pool.recycles,
             "worker_max_rss_mb": round(c.max_rss_kb / 1024, 1),
             "coverage": self.coverage.counts(),
             "generation": asdict(self.gen_stats),
-            "findings": [self._finding_row(f) for f in self.findings.values()],
+            "findings": tables["findings"],
             "finding_hits": c.findings_hits,
-            "unconfirmed": [self._finding_row(f) for f in self.unconfirmed.values()],
-            "spec_disagreements": [self._finding_row(f) for f in self.disagreements.values()],
+            "pending": pending,
+            "unconfirmed": tables["unconfirmed"],
+            "spec_disagreements": tables["spec-disagreements"],
             "disruptive": self._disruptive_summary(),
             "ir_features": dict(sorted(self.ir_features.items())),
             "mutators": dict(sorted(self.mutators_used.items())),
@@ -762,14 +637,15 @@ class Campaign:
         cov = self.coverage.counts()
         self.bar.set_postfix_str(
             f"{found} cov(dtype/shape/edge/path)={cov['op_dtype']}/{cov['op_shape']}/{cov['op_edge']}/"
-            f"{cov['op_path']} restarts={self.pool.restarts}", refresh=False)
+            f"{cov['op_path']} restarts={self.pool.restarts} reducing={len(self.reductions.pending)}", refresh=False)
         self.bar.update(1)
 
-    def _say(self, text: str):
-        if self.bar is not None:
-            self.bar.write(text)
-        else:
-            print(text, flush=True)
+    def say(self, text: str):
+        with self.lock:  # reduction threads speak too
+            if self.bar is not None:
+                self.bar.write(text)
+            else:
+                print(text, flush=True)
 
 
 def _plant(request: dict, index: int):
@@ -805,6 +681,9 @@ def format_summary(data: dict, out: str) -> str:
         size = f" [{f['reduced_from']} -> {f['ops']} ops]" if f.get("reduced_from") else ""
         lines.append(f"  [{f['kind']}] x{f['hits']}{size} {f['message'][:150]}")
         lines.append(f"      {f['path']}/repro.py")
+    if data["pending"]:
+        lines.append(f"pending (found, not reduced and checked yet; finished on resume): {len(data['pending'])}, "
+                     f"see {out}/pending/")
     if data["unconfirmed"]:
         lines.append(f"unconfirmed (reproducer did not fail alike; hirfuzz's problem): {len(data['unconfirmed'])}")
     if data["spec_disagreements"]:

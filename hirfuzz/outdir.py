@@ -4,8 +4,9 @@
     state.json           checkpoint: next case, random stream, counters, cases in flight
     coverage.json        coverage keys (written with each checkpoint)
     stats.jsonl          one line per judged case
-    summary.json         the summary, rewritten after every case
+    summary.json         the summary, rewritten every second
     report.md            the human report
+    pending/             new findings not yet reduced and checked (finished on resume)
     findings/            one folder per distinct, confirmed finding
     unconfirmed/         findings whose reproducer did not fail alike (hirfuzz's problem)
     spec-disagreements/  programs TVM rejected although the specs call them valid

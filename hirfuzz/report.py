@@ -151,7 +151,8 @@ def campaign_report(out: Path, summary: dict) -> str:
             msg = f["message"][:100].replace("|", "\\|")
             lines.append(f"| {f['hits']} | {ops} | {f['stage']} | {msg} | [{rel}/repro.py]({rel}/repro.py) |")
         lines.append("")
-    for key, title in (("unconfirmed", "Unconfirmed (hirfuzz's problem, not TVM's)"),
+    for key, title in (("pending", "Pending (found, not yet reduced and checked; finished when the campaign resumes)"),
+                       ("unconfirmed", "Unconfirmed (hirfuzz's problem, not TVM's)"),
                        ("spec_disagreements", "Spec disagreements (TVM rejected programs the specs call valid)")):
         if summary.get(key):
             lines += [f"## {title}", ""] + [f"- x{f['hits']} {f['message'][:120]} ({f['path']})" for f in summary[key]] + [""]

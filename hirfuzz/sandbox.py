@@ -66,7 +66,9 @@ class Worker:
         self.recycles = 0          # replaced after `recycle_after` cases
         self.startup_s = 0.0
         self.served = 0            # cases answered by the current process
+        self.busy_s = 0.0          # wall time with a case in flight (answered or not)
         self.case = None           # what is in flight
+        self.lent = False          # working for a reduction thread, not the pool's loop
         self.deadline = 0.0
         self._buffer = b""
 
@@ -149,7 +151,8 @@ class Worker:
         self.case = case
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
         self.proc.stdin.flush()
-        self.deadline = time.monotonic() + timeout_s
+        self.submitted = time.monotonic()
+        self.deadline = self.submitted + timeout_s
 
     def fileno(self) -> int:
         return self.proc.stdout.fileno()
@@ -177,6 +180,7 @@ class Worker:
         return None
 
     def _finish(self, answer):
+        self.busy_s += time.monotonic() - self.submitted
         self.case = None
         return answer
 
@@ -250,14 +254,14 @@ class Pool:
         return next((w.tvm_version for w in self.workers if w.tvm_version), None)
 
     def idle(self) -> list[Worker]:
-        return [w for w in self.workers if not w.busy]
+        return [w for w in self.workers if not w.busy and not w.lent]
 
     def in_flight(self) -> list:
-        return [w.case for w in self.workers if w.busy]
+        return [w.case for w in self.workers if w.busy and not w.lent]
 
     def wait(self, max_wait_s: float = 1.0) -> list[tuple[Worker, object, object]]:
         """Block until some answer is ready (or max_wait_s passes); return (worker, case, answer)."""
-        busy = [w for w in self.workers if w.busy]
+        busy = [w for w in self.workers if w.busy and not w.lent]
         if not busy:
             return []
         now = time.monotonic()
@@ -280,6 +284,10 @@ class Pool:
     @property
     def restarts(self) -> int:
         return sum(w.restarts for w in self.workers)
+
+    @property
+    def busy_s(self) -> float:
+        return sum(w.busy_s for w in self.workers)
 
     @property
     def recycles(self) -> int:

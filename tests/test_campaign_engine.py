@@ -156,3 +156,53 @@ def test_features_and_mutants_run_without_false_alarms(tmp_path):
     assert s["cases"] == 8 and s["compared"] == 8
     assert sum(s["ir_features"].values()) > 0 and sum(s["mutators"].values()) > 0
     assert s["unconfirmed"] == [] and s["hirfuzz_bugs"] == []
+
+
+def test_fuzzing_goes_on_while_a_finding_is_reduced(tmp_path):
+    """With two workers, one reduces the new finding and the other keeps running cases."""
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--specs", small_specs(tmp_path), "--iterations", 12, "--ops", 16, "--out", out,
+                       "--jobs", 2, "--no-verify", "--no-progress", "--seed", 1, *PLAIN,
+                       env={"HIRFUZZ_TEST_CRASH_EDGE": "abs>negative"})
+    assert proc.returncode == 0, proc.stderr
+    s = summary_of(out)
+    assert len(s["findings"]) == 1 and s["findings"][0]["ops"] <= 3
+    assert s["pending"] == [] and not any((out / "pending").iterdir())
+    stats = [json.loads(line) for line in (out / "stats.jsonl").read_text().splitlines()]
+    assert len(stats) == 12
+    # cases judged while the finding waited in pending/: the pool did not stop for it
+    assert any(row["pending"] == 1 for row in stats), stats
+
+
+def test_finding_killed_while_pending_is_finished_on_resume(tmp_path):
+    out = tmp_path / "out"
+    args = ["--specs", small_specs(tmp_path), "--iterations", 6, "--ops", 16, "--out", out, "--jobs", 1,
+            "--no-verify", "--no-progress", "--seed", 1, *PLAIN]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HIRFUZZ_TEST_CRASH_EDGE="abs>negative")
+    proc = subprocess.Popen([sys.executable, "-m", "hirfuzz", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT)
+    _wait_for_line(proc, "new crash", timeout_s=120)  # on screen, reduction under way...
+    proc.send_signal(signal.SIGKILL)                   # ...and the coordinator dies
+    proc.wait()
+    assert [d.name for d in (out / "pending").iterdir()] or list((out / "findings").iterdir())
+
+    resumed = run_hirfuzz(*args, env={"HIRFUZZ_TEST_CRASH_EDGE": "abs>negative"})
+    assert resumed.returncode == 0, resumed.stderr
+    s = summary_of(out)
+    assert len(s["findings"]) == 1 and s["findings"][0]["ops"] <= 3  # finished, reduced, once
+    assert len(list((out / "findings").iterdir())) == 1
+    assert not any((out / "pending").iterdir())
+
+
+def test_corrupt_pending_finding_is_refused(tmp_path):
+    out = tmp_path / "out"
+    specs = small_specs(tmp_path)
+    first = run_hirfuzz("--specs", specs, "--iterations", 1, "--ops", 3, "--out", out, "--no-progress", *PLAIN)
+    assert first.returncode == 0, first.stderr
+    broken = out / "pending" / "crash-0123456789"
+    broken.mkdir(parents=True)
+    (broken / "finding.json").write_text("{half")
+    again = run_hirfuzz("--specs", specs, "--iterations", 2, "--ops", 3, "--out", out, "--no-progress", *PLAIN)
+    assert again.returncode == 2 and "Traceback" not in again.stderr
+    assert "crash-0123456789" in again.stderr and "corrupt" in again.stderr
+    assert (broken / "finding.json").read_text() == "{half"  # left for the user to look at

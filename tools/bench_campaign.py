@@ -1,19 +1,27 @@
 """Benchmark: campaign throughput at --jobs 1 and --jobs 2, overhead, and worker memory.
 
-    python tools/bench_campaign.py [--cases 60] [--ops 20] [--rss-cases 1000]
+    python tools/bench_campaign.py [--cases 40] [--ops 20] [--repeat 3] [--full] [--rss-cases 1000]
 
-The two throughput runs use the same seed and settings, one after the other in this
-run, and are reported as a ratio (the machine is shared and noisy: compare ratios, not
-seconds). The memory run sends --rss-cases cases of 5 operators to one worker that is
-never recycled and reports its resident memory at the first and the last case.
+Throughput runs use the same seed and settings at --jobs 1 and --jobs 2, one right after
+the other, --repeat times; each pair gives a ratio and the median ratio is the figure
+(the machine is shared and noisy: compare ratios, not seconds). By default findings are
+saved without reduction or reproducer checks, so the figure is the workers' fuzzing
+throughput; --full runs the campaign as users do, with both (they run on a worker lent
+by the pool, so they are part of the throughput). Each run also reports hirfuzz's own
+share of the workers' capacity, the workers' busy share and the CPU time of the whole
+process tree. The memory run sends --rss-cases cases of 5 operators to one worker that
+is never recycled and reports its resident memory at the first and the last case.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import numpy as np
@@ -29,16 +37,28 @@ from hirfuzz.spec import load_specs  # noqa: E402
 from hirfuzz.worker import encode_array  # noqa: E402
 
 
-def campaign(jobs: int, cases: int, ops: int) -> dict:
+def campaign(jobs: int, cases: int, ops: int, full: bool) -> dict:
+    """One campaign; its summary plus the wall and CPU time of the whole process tree."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "out"
-        # reduction and reproducer checks run alone in the coordinator: left out, so that
-        # the figure is the workers' throughput
-        subprocess.run([sys.executable, "-m", "hirfuzz", "--iterations", str(cases), "--ops", str(ops),
-                        "--jobs", str(jobs), "--out", str(out), "--no-progress", "--seed", "7",
-                        "--no-reduce", "--no-verify"],
-                       cwd=ROOT, check=True, capture_output=True)
-        return json.loads((out / "summary.json").read_text())
+        cmd = [sys.executable, "-m", "hirfuzz", "--iterations", str(cases), "--ops", str(ops),
+               "--jobs", str(jobs), "--out", str(out), "--no-progress", "--seed", "7"]
+        if not full:
+            cmd += ["--no-reduce", "--no-verify"]
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.monotonic()
+        subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True)
+        wall = time.monotonic() - t0
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        summary = json.loads((out / "summary.json").read_text())
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return {**summary, "wall_s": wall, "cpu_s": cpu}
+
+
+def describe(jobs: int, s: dict) -> str:
+    return (f"--jobs {jobs}: {s['cases']} cases in {s['wall_s']:.1f}s = {s['cases'] / s['wall_s']:.3f} cases/s; "
+            f"own share {100 * s['overhead_share']:.1f}%, workers busy {100 * s['worker_busy_share']:.0f}%, "
+            f"CPU {s['cpu_s'] / s['wall_s']:.2f} cores, {len(s['findings'])} findings")
 
 
 def worker_memory(cases: int) -> tuple[int, int]:
@@ -65,16 +85,21 @@ def worker_memory(cases: int) -> tuple[int, int]:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--cases", type=int, default=60)
+    ap.add_argument("--cases", type=int, default=40)
     ap.add_argument("--ops", type=int, default=20)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--full", action="store_true", help="reduce findings and check their reproducers too")
     ap.add_argument("--rss-cases", type=int, default=1000)
     args = ap.parse_args()
-    runs = {jobs: campaign(jobs, args.cases, args.ops) for jobs in (1, 2)}
-    for jobs, s in runs.items():
-        print(f"--jobs {jobs}: {s['cases']} cases in {s['elapsed_s']:.1f}s = {s['cases'] / s['elapsed_s']:.2f} "
-              f"cases/s; hirfuzz's own share of wall time {100 * s['overhead_share']:.1f}%")
-    speedup = (runs[2]["cases"] / runs[2]["elapsed_s"]) / (runs[1]["cases"] / runs[1]["elapsed_s"])
-    print(f"throughput --jobs 2 / --jobs 1: {speedup:.2f}")
+    ratios = []
+    for i in range(args.repeat):
+        runs = {jobs: campaign(jobs, args.cases, args.ops, args.full) for jobs in (1, 2)}
+        for jobs, s in runs.items():
+            print(f"pair {i + 1} {describe(jobs, s)}", flush=True)
+        ratios.append(runs[1]["wall_s"] / runs[2]["wall_s"])  # same cases: the throughput ratio
+        print(f"pair {i + 1} throughput --jobs 2 / --jobs 1: {ratios[-1]:.2f}", flush=True)
+    print(f"throughput --jobs 2 / --jobs 1 over {args.repeat} pairs: median {statistics.median(ratios):.2f} "
+          f"(all: {', '.join(f'{r:.2f}' for r in ratios)})")
     if args.rss_cases:
         first, last = worker_memory(args.rss_cases)
         print(f"worker resident memory: {first / 1024:.0f} MiB at the first case, {last / 1024:.0f} MiB at case "
