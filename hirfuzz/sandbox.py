@@ -241,7 +241,7 @@ class Pool:
                  recycle_after: int | None):
         self.workers = [Worker(Path(log_dir) / f"worker-{i}.log", spec_dir, max_memory_mb, recycle_after)
                         for i in range(n)]
-        cpus = sorted(os.sched_getaffinity(0))
+        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []  # Linux only
         if n == len(cpus):
             # workers that fill the machine get a core each, as AFL++ binds its instances:
             # fewer migrations between caches (about 6% less CPU time per case, measured
