@@ -16,7 +16,6 @@ import threading
 import time
 import traceback
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 from .compile import describe as describe_config
 from .errors import HirfuzzError
@@ -76,7 +75,7 @@ class Reductions:
         self.queue.append(job)
 
     def restore(self, known: set[str]):
-        """Queue the findings a earlier run left in pending/; drop those already saved."""
+        """Queue the findings an earlier run left in pending/; drop those already saved."""
         if not self.root.is_dir():
             return
         for folder in sorted(self.root.iterdir()):
@@ -101,17 +100,16 @@ class Reductions:
             self.queue.append(job)
 
     def lend(self, pool, limit: int):
-        """Start a thread on an idle worker for queued findings, up to `limit` threads."""
+        """Start threads on idle workers for queued findings, up to `limit` threads."""
         self.threads = [t for t in self.threads if t.is_alive()]
-        if self.stop.is_set():
-            return
-        while len(self.threads) < min(limit, len(self.threads) + len(self.queue)):
-            idle = pool.idle()
-            if not idle:
-                return
-            worker = idle[0]
+        while not self.stop.is_set() and len(self.threads) < limit and pool.idle():
+            with self.campaign.lock:
+                if not self.queue:
+                    return
+                job = self.queue.pop(0)
+            worker = pool.idle()[0]
             worker.lent = True
-            thread = threading.Thread(target=self._work, args=(worker,), daemon=True,
+            thread = threading.Thread(target=self._work, args=(worker, job), daemon=True,
                                       name=f"hirfuzz-reduction-{len(self.threads)}")
             self.threads.append(thread)
             thread.start()
@@ -132,15 +130,12 @@ class Reductions:
 
     # --- the threads ----------------------------------------------------------------------
 
-    def _work(self, worker: Worker):
+    def _work(self, worker: Worker, job: Job):
+        """Finish `job`, then whatever else is queued, on `worker`; then give it back."""
         c = self.campaign
         try:
             reduction = Reduction(c, worker, self.stop)
-            while not self.stop.is_set():
-                with c.lock:
-                    job = self.queue.pop(0) if self.queue else None
-                if job is None:
-                    return
+            while job is not None and not self.stop.is_set():
                 try:
                     reduction.finish(job)
                 except Interrupted:
@@ -152,11 +147,13 @@ class Reductions:
                     with open(log, "a") as f:
                         f.write(f"--- {job.key}\n{traceback.format_exc()}\n")
                     c.say(f"hirfuzz failed to finish pending/{job.key} (see {log}); it stays pending")
-                    continue
+                else:
+                    with c.lock:
+                        del self.pending[job.signature]
+                    shutil.rmtree(self.root / job.key, ignore_errors=True)
+                    self.changed.set()
                 with c.lock:
-                    del self.pending[job.signature]
-                shutil.rmtree(self.root / job.key, ignore_errors=True)
-                self.changed.set()
+                    job = self.queue.pop(0) if self.queue else None
         finally:
             worker.lent = False
             self.changed.set()

@@ -1,6 +1,4 @@
 """The Graph model: lossless JSON, and the same seed giving the same graphs."""
-import json
-
 import numpy as np
 from hypothesis import given, settings, strategies as st
 
