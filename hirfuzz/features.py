@@ -204,6 +204,8 @@ def plan_lowering(graph, rng: np.random.Generator, knobs: Knobs | None = None) -
         for name, p in (("if", knobs.p_if), ("match_cast", knobs.p_match_cast),
                         ("shape_of", knobs.p_shape_of), ("tuple", knobs.p_tuple)):
             if p > 0 and rng.random() < p:
+                if name == "shape_of" and not _reshapable_first_input(graph, nid):
+                    continue  # drawn all the same, so that the stream stays as it was
                 if name == "if":
                     name = "if_shape" if rng.random() < 0.5 else "if_prim"
                 feats.append(name)
@@ -223,3 +225,10 @@ def _cut_inputs(graph, members: set[int]) -> list[int]:
             if r.node not in members and graph.nodes[r.node].kind != "const":
                 out.add(r.node)
     return sorted(out)
+
+
+def _reshapable_first_input(graph, nid: int) -> bool:
+    """shape_of needs one tensor of rank 1 or more: R.Shape([]) does not print and parse
+    back to the same module, which reproducers need."""
+    first = graph.nodes[nid].inputs[0] if graph.nodes[nid].inputs else None
+    return first is not None and not isinstance(first, list) and graph.type_of(first).rank > 0

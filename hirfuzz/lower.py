@@ -101,9 +101,10 @@ class _CutNode:
 class _Scope:
     """One function being built: its BlockBuilder, Ref -> expr map and block state."""
 
-    def __init__(self, bb: relax.BlockBuilder, env: dict):
+    def __init__(self, bb: relax.BlockBuilder, env: dict, name: str = "main"):
         self.bb = bb
         self.env = env
+        self.name = name
         self.dataflow = False           # a function scope opens with a plain binding block
         self.df_refs: list[Ref] = []    # refs bound to DataflowVars in the open dataflow block
         self.syms: dict[int, object] = {}  # dimension size -> symbolic tir var (this function)
@@ -201,7 +202,10 @@ class _PlannedLowering:
 
     def _sym(self, scope: _Scope, size: int):
         if size not in scope.syms:
-            scope.syms[size] = tir.Var(f"n{size}", "int64")
+            # names unique in the module: the printer cannot tell apart two functions'
+            # symbols of one name, and the reproducer's TVMScript would not parse back alike
+            suffix = "" if scope.is_main else f"_{scope.name}"
+            scope.syms[size] = tir.Var(f"n{size}{suffix}", "int64")
         return scope.syms[size]
 
     def _dyn_type(self, scope: _Scope, t, keep_ones: bool = False) -> relax.TensorType:
@@ -282,7 +286,7 @@ class _PlannedLowering:
         name = self._name("local" if local else "f")
         sub = relax.BlockBuilder()
         with sub.function(name, params, private=True):
-            inner = _Scope(sub, {r: scope.env[r] for r in captured})
+            inner = _Scope(sub, {r: scope.env[r] for r in captured}, name)
             inner.env.update(zip(passed, params))
             self._emit_items(inner, cnode.members, cnode.children)
             inner.pos = cnode.members[-1]

@@ -163,3 +163,21 @@ def test_known_bug_closure_result_type():
             continue
         with pytest.raises(Exception, match="must be TupleType"):
             relax.build(mod, "llvm")
+
+
+def test_planned_modules_print_as_tvmscript_that_parses_back(specs):
+    """Reproducers of cases with a plan are TVMScript; module_to_script raises unless the
+    text parses back to the very same module. Symbols of one name in two functions, or a
+    rank-0 shape_of, once made about one module in five fail that."""
+    from hirfuzz.script import module_to_script
+    rng = np.random.default_rng(5)
+    knobs = Knobs(p_cut=0.3, p_shape_of=0.3, p_dynamic_param=0.5, p_match_cast=0.3)
+    failures = []
+    for i in range(40):
+        graph = generate_graph(specs, rng, 8, Coverage())
+        mod = lower_graph(graph, specs, plan=plan_lowering(graph, np.random.default_rng([1, i]), knobs))
+        try:
+            module_to_script(mod)
+        except Exception as exc:  # noqa: BLE001 - collected, to show every failure at once
+            failures.append(f"graph {i}: {str(exc).splitlines()[0]}")
+    assert failures == []
