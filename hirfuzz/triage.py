@@ -28,7 +28,8 @@ from .graph import Graph, Ref
 
 MARK = "HIRFUZZ-REPRO"
 _FRAME = re.compile(r'File "[^"]*?/src/([^"]+)", line \d+, in (.+)')
-_CHECK = re.compile(r"(Check failed: .*?)(?:$|\n)")
+# a TVM check is known by its condition: what follows "is false:" names the IR at hand
+_CHECK = re.compile(r"(Check failed: .*?)(?: is false\b.*)?(?:$|\n)")
 
 
 @dataclass

@@ -74,3 +74,19 @@ def test_a_reference_that_cannot_compute_marks_the_case_not_comparable(tmp_path)
     assert chosen.runnable and not chosen.comparable
     assert "reference cannot compute" in chosen.reason
     assert not any(chosen.facts[r].stable for r in g.results())
+
+
+def test_crash_signatures_key_tvm_checks_on_their_condition():
+    """One TVM check site is one finding, whatever IR its message names; addresses,
+    variable names and numbers do not split findings either."""
+    from hirfuzz.triage import crash_signature
+    trace = 'File "/tvm/src/relax/backend/vm/vm_shape_lower.cc", line 1, in VisitPrimExpr\n'
+    first = crash_signature("build", "InternalError", "Check failed: (slot->value_computed) is false: PrimExpr "
+                            'T.int64(2) * n2 in function I.GlobalVar("f1") has not been computed', trace)
+    second = crash_signature("build", "InternalError", "Check failed: (slot->value_computed) is false: PrimExpr "
+                             'T.int64(8) * (n2 * n1) in function I.GlobalVar("main_local2") has not been computed', trace)
+    other = crash_signature("build", "InternalError", "Check failed: (it != functions.end()) is false: There is "
+                            'no definition of I.GlobalVar("f1")', trace)
+    assert first == second != other
+    assert (crash_signature("run", "TVMError", "bad pointer 0x7f00aa at lv12", "") ==
+            crash_signature("run", "TVMError", "bad pointer 0x5500bb at lv3", ""))
