@@ -61,8 +61,12 @@ class Budget:
         self.deadline = time.monotonic() + max_seconds
         self.checks = 0
 
+    @property
+    def exhausted(self) -> bool:
+        return self.checks_left <= 0 or time.monotonic() > self.deadline
+
     def spend(self) -> bool:
-        if self.checks_left <= 0 or time.monotonic() > self.deadline:
+        if self.exhausted:
             return False
         self.checks_left -= 1
         self.checks += 1
@@ -84,7 +88,7 @@ def ddmin(items: list, fails: Callable[[list], bool], budget: Budget,
             if fails(trial):
                 items, n, reduced = trial, max(n - 1, 2), True
                 break
-        if budget.checks_left <= 0 or time.monotonic() > budget.deadline:
+        if budget.exhausted:
             break
         if not reduced:
             if n >= len(items):
@@ -94,8 +98,8 @@ def ddmin(items: list, fails: Callable[[list], bool], budget: Budget,
 
 
 def reduce_graph(graph: Graph, still_fails: Callable[[Graph], bool], max_checks: int = 48,
-                 max_seconds: float = 90.0) -> tuple[Graph, int]:
-    """A smaller graph that still fails alike, and the number of TVM runs it took."""
+                 max_seconds: float = 90.0) -> tuple[Graph, Budget]:
+    """A smaller graph that still fails alike, and the budget it spent (checks, exhausted)."""
     budget = Budget(max_checks, max_seconds)
     ops = [n.id for n in graph.operators]
     ops = ddmin(ops, lambda keep: still_fails(keep_operators(graph, set(keep))), budget)
@@ -108,4 +112,4 @@ def reduce_graph(graph: Graph, still_fails: Callable[[Graph], bool], max_checks:
             break
         if still_fails(keep_operators(graph, keep, as_vars | {c})):
             as_vars.add(c)
-    return keep_operators(graph, keep, as_vars), budget.checks
+    return keep_operators(graph, keep, as_vars), budget

@@ -197,7 +197,7 @@ class Reduction:
         # hangs would cost a time-out per try; disruptive cases are single operators or
         # tied to their graph's node numbering, so they are saved as generated
         if job.folder == "findings" and self.s.reduce and finding.kind != "hang" and case.disruption is None:
-            case = self.reduce(case, finding.signature)
+            case = self.reduce(case, finding)
             case = self.simplify_lowering(case, finding.signature)
         with c.lock:
             c.counters.reduce_s += time.monotonic() - t0
@@ -294,9 +294,11 @@ class Reduction:
         configs = [case.configs[0], config] if finding.oracle in ("pass-order", "executor", "mutation") else [config]
         return self.variant(case, configs=configs)
 
-    def reduce(self, case, signature: str):
+    def reduce(self, case, finding: Finding):
         """The smallest graph hirfuzz can find that fails with the same signature."""
-        small, _checks = reduce_graph(case.graph, lambda g: self.fails_alike(self.variant(case, graph=g), signature))
+        small, budget = reduce_graph(case.graph, lambda g: self.fails_alike(self.variant(case, graph=g), finding.signature))
+        # whether a bigger budget might shrink it further: worth knowing when it did not shrink much
+        finding.extra["reduction"] = {"checks": budget.checks, "budget_exhausted": budget.exhausted}
         if len(small.operators) >= len(case.graph.operators):
             return case
         return self.variant(case, graph=small)

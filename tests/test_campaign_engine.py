@@ -126,6 +126,8 @@ def test_planted_two_op_bug_is_reduced_to_a_few_ops(tmp_path):
     assert {n.get("op") for n in case["graph"]["nodes"]} >= {"abs", "negative"}
     original = json.loads(open(os.path.join(f["path"], "original", "case.json")).read())
     assert sum(n["kind"] == "op" for n in original["graph"]["nodes"]) == 16
+    reduction = json.loads(open(os.path.join(f["path"], "finding.json")).read())["extra"]["reduction"]
+    assert 0 < reduction["checks"] <= 48
 
 
 def test_replay_says_which_findings_still_reproduce(tmp_path):

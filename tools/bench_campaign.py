@@ -87,7 +87,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cases", type=int, default=40)
     ap.add_argument("--ops", type=int, default=20)
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--repeat", type=int, default=3, help="pairs of throughput runs (0: none)")
     ap.add_argument("--full", action="store_true", help="reduce findings and check their reproducers too")
     ap.add_argument("--rss-cases", type=int, default=1000)
     args = ap.parse_args()
@@ -98,8 +98,9 @@ def main():
             print(f"pair {i + 1} {describe(jobs, s)}", flush=True)
         ratios.append(runs[1]["wall_s"] / runs[2]["wall_s"])  # same cases: the throughput ratio
         print(f"pair {i + 1} throughput --jobs 2 / --jobs 1: {ratios[-1]:.2f}", flush=True)
-    print(f"throughput --jobs 2 / --jobs 1 over {args.repeat} pairs: median {statistics.median(ratios):.2f} "
-          f"(all: {', '.join(f'{r:.2f}' for r in ratios)})")
+    if ratios:
+        print(f"throughput --jobs 2 / --jobs 1 over {args.repeat} pairs: median {statistics.median(ratios):.2f} "
+              f"(all: {', '.join(f'{r:.2f}' for r in ratios)})")
     if args.rss_cases:
         first, last = worker_memory(args.rss_cases)
         print(f"worker resident memory: {first / 1024:.0f} MiB at the first case, {last / 1024:.0f} MiB at case "
