@@ -208,3 +208,23 @@ def test_corrupt_pending_finding_is_refused(tmp_path):
     assert again.returncode == 2 and "Traceback" not in again.stderr
     assert "crash-0123456789" in again.stderr and "corrupt" in again.stderr
     assert (broken / "finding.json").read_text() == "{half"  # left for the user to look at
+
+
+def test_ctrl_c_finishes_cases_in_flight_and_keeps_pending_findings(tmp_path):
+    out = tmp_path / "out"
+    args = ["--specs", small_specs(tmp_path), "--iterations", 200, "--ops", 16, "--out", out, "--jobs", 1,
+            "--no-verify", "--no-progress", "--seed", 1, *PLAIN]
+    env = dict(os.environ, PYTHONPATH=str(ROOT), HIRFUZZ_TEST_CRASH_EDGE="abs>negative")
+    proc = subprocess.Popen([sys.executable, "-m", "hirfuzz", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT)
+    _wait_for_line(proc, "new crash", timeout_s=120)
+    proc.send_signal(signal.SIGINT)
+    rest, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 0, rest
+    assert "finishing" in rest and "Traceback" not in rest
+    s = summary_of(out)
+    assert s["cases"] < 200
+    # the finding is either finished or waits in pending/ for the next run: never lost
+    assert len(s["findings"]) + len(s["pending"]) == 1
+    assert len(s["pending"]) == len([d for d in (out / "pending").iterdir()])
+    assert ("not finished yet" in rest) == bool(s["pending"])
