@@ -35,10 +35,8 @@ Every feature preserves the program's meaning, whatever graph it is applied to. 
 therefore stays valid for any graph: `lower_graph` ignores entries naming nodes that do
 not exist or are not of the right kind, cuts that contain no operator, and cuts that
 overlap an earlier cut without nesting in it. When the reducer drops nodes it renumbers
-them densely (reduce.keep_operators), so after reduction a plan's entries may land on
-other nodes or on none: the module is still valid and still means the same as the graph,
-it just uses fewer or different features. A reducer that wants the features to stay put
-should drop plan entries itself (see `LoweringPlan.without`).
+them densely (reduce.keep_operators) and moves the plan along (`LoweringPlan.renumbered`),
+so that each feature stays on its node; entries on dropped nodes go.
 """
 from __future__ import annotations
 
@@ -147,6 +145,21 @@ class LoweringPlan:
         else:
             setattr(p, what, [n for n in getattr(p, what) if n != index])
         return p
+
+    def renumbered(self, ids: dict[int, int]) -> "LoweringPlan":
+        """The plan for a graph whose surviving nodes were renumbered by `ids` (old -> new,
+        in order): entries follow their nodes, and those of dropped nodes go."""
+        functions = []
+        for c in self.functions:
+            members = [ids[i] for i in range(c.start, c.end + 1) if i in ids]
+            if members:
+                functions.append(Cut(min(members), max(members), c.kind, [ids[n] for n in c.captures if n in ids],
+                                     c.as_value, c.plain))
+        return LoweringPlan(functions=functions,
+                            plain_nodes=[ids[n] for n in self.plain_nodes if n in ids],
+                            node_features={ids[n]: list(f) for n, f in self.node_features.items() if n in ids},
+                            dynamic_params=[ids[n] for n in self.dynamic_params if n in ids],
+                            allow_known_bugs=self.allow_known_bugs)
 
     def features_used(self) -> list[str]:
         """Names of the feature kinds this plan asks for (for statistics)."""

@@ -15,10 +15,13 @@ from typing import Callable
 from .graph import Graph, Node, Ref
 
 
-def keep_operators(graph: Graph, keep: set[int], as_variables: set[int] = frozenset()) -> Graph:
+def keep_operators(graph: Graph, keep: set[int],
+                   as_variables: set[int] = frozenset()) -> tuple[Graph, dict[int, int]]:
     """The graph with only the operators in `keep`; dropped inputs become new variables.
 
-    Constants in `as_variables` become variables too. Node ids are renumbered densely.
+    Constants in `as_variables` become variables too. Node ids are renumbered densely;
+    the map from old to new ids of the nodes that stay comes with the graph, so that a
+    lowering plan can follow its nodes (LoweringPlan.renumbered).
     """
     used: set[int] = set()
     for node in graph.operators:
@@ -26,6 +29,7 @@ def keep_operators(graph: Graph, keep: set[int], as_variables: set[int] = frozen
             used.update(r.node for r in node.input_refs())
     out = Graph()
     remap: dict[Ref, Ref] = {}
+    ids: dict[int, int] = {}
 
     def fresh_var(t) -> Ref:
         node = out.add(Node(len(out.nodes), "var", [t]))
@@ -44,6 +48,7 @@ def keep_operators(graph: Graph, keep: set[int], as_variables: set[int] = frozen
             new = out.add(Node(len(out.nodes), kind, list(node.outputs),
                                value=node.value if kind == "const" else None))
             remap[Ref(node.id)] = Ref(new.id)
+            ids[node.id] = new.id
             continue
         if node.id not in keep:
             continue
@@ -52,7 +57,8 @@ def keep_operators(graph: Graph, keep: set[int], as_variables: set[int] = frozen
                            inputs=inputs, attrs=dict(node.attrs)))
         for i in range(len(node.outputs)):
             remap[Ref(node.id, i)] = Ref(new.id, i)
-    return out
+        ids[node.id] = new.id
+    return out, ids
 
 
 class Budget:
@@ -97,12 +103,13 @@ def ddmin(items: list, fails: Callable[[list], bool], budget: Budget,
     return items
 
 
-def reduce_graph(graph: Graph, still_fails: Callable[[Graph], bool], max_checks: int = 48,
-                 max_seconds: float = 90.0) -> tuple[Graph, Budget]:
-    """A smaller graph that still fails alike, and the budget it spent (checks, exhausted)."""
+def reduce_graph(graph: Graph, still_fails: Callable[[Graph, dict[int, int]], bool], max_checks: int = 48,
+                 max_seconds: float = 90.0) -> tuple[Graph, dict[int, int], Budget]:
+    """A smaller graph that still fails alike, its nodes' old-to-new ids, and the budget
+    it spent (checks, exhausted). `still_fails` gets each candidate with its id map."""
     budget = Budget(max_checks, max_seconds)
     ops = [n.id for n in graph.operators]
-    ops = ddmin(ops, lambda keep: still_fails(keep_operators(graph, set(keep))), budget)
+    ops = ddmin(ops, lambda keep: still_fails(*keep_operators(graph, set(keep))), budget)
     keep = set(ops)
     used = {r.node for n in graph.operators if n.id in keep for r in n.input_refs()}
     consts = [n.id for n in graph.nodes if n.kind == "const" and n.id in used]
@@ -110,6 +117,6 @@ def reduce_graph(graph: Graph, still_fails: Callable[[Graph], bool], max_checks:
     for c in consts:  # one at a time: there are few left after the operator pass
         if not budget.spend():
             break
-        if still_fails(keep_operators(graph, keep, as_vars | {c})):
+        if still_fails(*keep_operators(graph, keep, as_vars | {c})):
             as_vars.add(c)
-    return keep_operators(graph, keep, as_vars), budget
+    return (*keep_operators(graph, keep, as_vars), budget)

@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 
 from .compile import describe as describe_config
 from .errors import HirfuzzError
+from .features import LoweringPlan
 from .graph import Graph
 from .outdir import save_folder
 from .passes import describe as describe_passes, minimise_sequence
@@ -295,13 +296,20 @@ class Reduction:
         return self.variant(case, configs=configs)
 
     def reduce(self, case, finding: Finding):
-        """The smallest graph hirfuzz can find that fails with the same signature."""
-        small, budget = reduce_graph(case.graph, lambda g: self.fails_alike(self.variant(case, graph=g), finding.signature))
+        """The smallest graph hirfuzz can find that fails with the same signature, its
+        lowering plan following the nodes that stay."""
+        plan = LoweringPlan.from_json(case.lowering["plan"]) if case.lowering.get("plan") else None
+
+        def lowering(ids: dict[int, int]) -> dict:
+            return {**case.lowering, "plan": plan.renumbered(ids).to_json()} if plan else case.lowering
+
+        small, ids, budget = reduce_graph(case.graph, lambda g, ids: self.fails_alike(
+            self.variant(case, graph=g, lowering=lowering(ids)), finding.signature))
         # whether a bigger budget might shrink it further: worth knowing when it did not shrink much
         finding.extra["reduction"] = {"checks": budget.checks, "budget_exhausted": budget.exhausted}
         if len(small.operators) >= len(case.graph.operators):
             return case
-        return self.variant(case, graph=small)
+        return self.variant(case, graph=small, lowering=lowering(ids))
 
     def simplify_lowering(self, case, signature: str):
         """Drop the lowering plan, then the mutant unless it is what fails, where the failure
