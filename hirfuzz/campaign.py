@@ -32,7 +32,7 @@ from .inputs import choose_inputs
 from .oracle import compare_results
 from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
 from .passes import draw_sequence, load_catalog
-from .reducer import PENDING, Job, Reductions
+from .reducer import PENDING, Reductions
 from .report import campaign_report
 from .sandbox import Death, Pool, WorkerError
 from .triage import Finding, crash_signature, death_signature, finding_files, normalize_message, short_id
@@ -541,9 +541,10 @@ class Campaign:
     def keep(self, folder: str, case: Case, finding: Finding, log: str):
         """Count a hit of a finding on its way to `folder`, or queue a new one for reduction."""
         with self.lock:
-            known = self.tables[folder].get(finding.signature) or self.reductions.pending.get(finding.signature)
+            waiting = self.reductions.pending.get(finding.signature)
+            known = self.tables[folder].get(finding.signature) or (waiting.finding if waiting else None)
             if known is not None:
-                (known.finding if isinstance(known, Job) else known).hits += 1
+                known.hits += 1
                 return
             self.reductions.submit(folder, case, finding, log)
             self.say(f"new {finding.kind} (case {case.index}): {finding.message[:160]}\n"

@@ -5,7 +5,8 @@ limit is killed and its case answered with a `Death`; the next case it is given 
 fresh process. Each worker runs in its own session (a Ctrl-C for the coordinator does not
 reach it) with an address-space limit, and its stderr (TVM's logs, crash backtraces) goes
 to a log file whose tail is kept for the finding. Workers are recycled after a number of
-cases, so that memory TVM leaks stays bounded.
+cases, so that memory TVM leaks stays bounded. A worker may be lent to a reduction thread
+(campaign's `reducer`), which then drives it alone until it gives it back.
 """
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ class Worker:
         self.case = None           # what is in flight
         self.cpu: int | None = None  # the core it is pinned to, if any
         self.lent = False          # working for a reduction thread, not the pool's loop
-        self.deadline = 0.0
+        self.submitted = self.deadline = 0.0
         self._buffer = b""
 
     # --- life cycle -------------------------------------------------------------------------
