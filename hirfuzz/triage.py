@@ -310,12 +310,23 @@ class ReproOutcome:
     output: str
 
 
+def _cpu_limit(seconds: float):
+    """The kernel ends a script that spins past its limit even if hirfuzz is gone (a second
+    Ctrl-C while a hang is being checked leaves the script behind)."""
+    def apply():
+        import resource
+        limit = int(seconds) + 10
+        resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5))
+    return apply
+
+
 def check_reproducer(script: Path, finding: Finding, timeout_s: float) -> ReproOutcome:
     """Run the saved script alone and say whether it fails the way the fuzzer saw."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     try:
         proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                              timeout=timeout_s, cwd=script.parent, env=env, start_new_session=True)
+                              timeout=timeout_s, cwd=script.parent, env=env, start_new_session=True,
+                              preexec_fn=_cpu_limit(timeout_s))
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"").decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
         return ReproOutcome(finding.kind == "hang", "hang", out[-4000:])
