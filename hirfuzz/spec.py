@@ -16,6 +16,9 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
 - ``reference``: a NumPy expression computing the result.
 - ``tolerance``: the tolerance class its result is compared under; ``exact`` and
   ``continuous`` say how rounding differences can propagate through it.
+- ``amplification``: for an op that may amplify its own rounding (a variance computed
+  as E[x²] - E[x]² cancels), an expression over the inputs giving by how much; the
+  tolerance of its result grows to that many times the dtype's rounding unit.
 - ``may_trap``: an input outside the domain can trap at run time (integer division by
   zero raises SIGFPE), so a case with such an input is built but never run.
 - ``call``: how to call ``relax.op.<relax>`` (default: inputs positionally, attrs by name).
@@ -42,7 +45,8 @@ ALL_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uin
 DEFAULT_SPEC_DIR = Path(__file__).resolve().parent.parent / "opspecs"
 
 _OP_KEYS = {"name", "relax", "inputs", "dtypes", "attrs", "solve", "constraints", "output",
-            "reference", "tolerance", "exact", "continuous", "may_trap", "call", "note"}
+            "reference", "tolerance", "amplification", "exact", "continuous", "may_trap", "call",
+            "note"}
 _INPUT_KEYS = {"name", "rank", "dtype", "shape", "domain", "variadic"}
 _OUTPUT_KEYS = {"shape", "shapes", "dtype"}
 _TOLERANCE_KEYS = set(ALL_DTYPES)
@@ -78,6 +82,7 @@ class OpSpec:
     out_dtype: E.Compiled | None
     reference: E.Compiled
     tolerance: str
+    amplification: E.Compiled | None
     exact: bool
     continuous: bool
     may_trap: bool
@@ -298,6 +303,7 @@ def _read_op(path: str, entry: Any, namespaces) -> OpSpec:
         solve=solve, constraints=constraints, out_shape=out_shape, out_shapes=out_shapes,
         out_dtype=out_dtype, reference=r.expr("reference", entry["reference"]),
         tolerance=tolerance, exact=bool(entry.get("exact", False)),
+        amplification=r.expr("amplification", entry["amplification"]) if "amplification" in entry else None,
         continuous=bool(entry.get("continuous", True)), may_trap=bool(entry.get("may_trap", False)),
         call_args=call_args,
         call_kwargs=call_kwargs, source=path, note=str(entry.get("note", "")),
