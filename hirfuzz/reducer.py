@@ -222,8 +222,8 @@ class Reduction:
         stand by. Returns the folder the finding goes to and what the script printed."""
         staging = save_folder(self.c.out / ".staging", job.key, files)
         t0 = time.monotonic()
-        # a hang is confirmed only if the script alone runs three times past the limit: a
-        # build that was merely slow on a loaded machine then finishes and is not reported
+        # a hang is confirmed only if the script alone spends three times the case's limit
+        # in CPU time: a build that was merely slow, on a loaded machine too, then finishes
         limit = max(self.s.timeout_s, 60) * (3 if finding.kind == "hang" else 1)
         outcome = check_reproducer(staging / "repro.py", finding, timeout_s=limit)
         shutil.rmtree(staging, ignore_errors=True)

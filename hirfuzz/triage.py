@@ -311,28 +311,36 @@ class ReproOutcome:
 
 
 def _cpu_limit(seconds: float):
-    """The kernel ends a script that spins past its limit even if hirfuzz is gone (a second
-    Ctrl-C while a hang is being checked leaves the script behind)."""
+    """The kernel ends a script that spins past `seconds` of CPU time (SIGXCPU), even if
+    hirfuzz is gone (a second Ctrl-C while a script is checked leaves it behind)."""
     def apply():
         import resource
-        limit = int(seconds) + 10
+        limit = max(1, int(seconds))
         resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 5))
     return apply
 
 
 def check_reproducer(script: Path, finding: Finding, timeout_s: float) -> ReproOutcome:
-    """Run the saved script alone and say whether it fails the way the fuzzer saw."""
+    """Run the saved script alone and say whether it fails the way the fuzzer saw.
+
+    A hang is judged on CPU time, which a loaded machine does not stretch: a build that is
+    merely slow finishes within `timeout_s` CPU-seconds. The wall-clock limit, twice as
+    long, catches a script that hangs asleep.
+    """
+    import signal
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    hang = finding.kind == "hang"
     try:
         proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
-                              timeout=timeout_s, cwd=script.parent, env=env, start_new_session=True,
-                              preexec_fn=_cpu_limit(timeout_s))
+                              timeout=timeout_s * (2 if hang else 1), cwd=script.parent, env=env,
+                              start_new_session=True, preexec_fn=_cpu_limit(timeout_s + (0 if hang else 10)))
     except subprocess.TimeoutExpired as exc:
         out = (exc.stdout or b"").decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
-        return ReproOutcome(finding.kind == "hang", "hang", out[-4000:])
+        return ReproOutcome(hang, "hang", out[-4000:])
     output = (proc.stdout or "") + (proc.stderr or "")
+    if proc.returncode == -signal.SIGXCPU:
+        return ReproOutcome(hang, f"hang: over {timeout_s:.0f} s of CPU time", output[-4000:])
     if proc.returncode < 0:
-        import signal
         observed = f"signal {signal.Signals(-proc.returncode).name}"
         want = finding.extra.get("signal")
         return ReproOutcome(finding.kind == "crash" and finding.stage == "worker" and want in observed,

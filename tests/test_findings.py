@@ -90,3 +90,20 @@ def test_crash_signatures_key_tvm_checks_on_their_condition():
     assert first == second != other
     assert (crash_signature("run", "TVMError", "bad pointer 0x7f00aa at lv12", "") ==
             crash_signature("run", "TVMError", "bad pointer 0x5500bb at lv3", ""))
+
+
+def test_a_hang_is_confirmed_on_cpu_time_not_on_a_slow_wall_clock(tmp_path):
+    """A reproducer that spins is a hang; one that is merely slow on the wall clock (a
+    loaded machine) is not; one that hangs asleep is caught by the wall-clock limit."""
+    from hirfuzz.triage import MARK, Finding, check_reproducer
+    hang = Finding(kind="hang", oracle="crash", stage="worker", signature="hang|worker|timeout", message="")
+    scripts = {"spin": "while True:\n    pass\n",
+               "slow": f"import time\ntime.sleep(3)\nprint('{MARK} ok')\n",
+               "asleep": "import time\ntime.sleep(60)\n"}
+    seen = {}
+    for name, text in scripts.items():
+        (tmp_path / f"{name}.py").write_text(text)
+        seen[name] = check_reproducer(tmp_path / f"{name}.py", hang, timeout_s=2)
+    assert seen["spin"].reproduced and "CPU time" in seen["spin"].observed
+    assert not seen["slow"].reproduced and seen["slow"].observed == f"{MARK} ok"
+    assert seen["asleep"].reproduced and seen["asleep"].observed == "hang"
