@@ -11,6 +11,7 @@ pending by a kill or a Ctrl-C are finished when the campaign resumes.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 import time
@@ -80,6 +81,8 @@ class Reductions:
         if not self.root.is_dir():
             return
         for folder in sorted(self.root.iterdir()):
+            if folder.name.startswith(".done-"):  # removed by a run killed while removing it
+                shutil.rmtree(folder, ignore_errors=True)
             if folder.name.startswith("."):
                 continue
             try:
@@ -91,7 +94,7 @@ class Reductions:
                 raise HirfuzzError(f"{folder}: unreadable or corrupt pending finding ({exc}); "
                                    "move that folder aside to resume") from None
             if finding.signature in known:  # saved just before a kill, not yet removed
-                shutil.rmtree(folder, ignore_errors=True)
+                self.remove(folder.name)
                 continue
             case = self.campaign.make_case(data["case"], graph, data["disruption"], configs=data["configs"],
                                            lowering=data["lowering"])
@@ -114,6 +117,13 @@ class Reductions:
                                       name=f"hirfuzz-reduction-{len(self.threads)}")
             self.threads.append(thread)
             thread.start()
+
+    def remove(self, key: str):
+        """Drop pending/<key>: renamed first, so that a kill while its files are deleted
+        leaves no half folder for the next run to trip over."""
+        gone = self.root / f".done-{key}-{time.monotonic_ns()}"
+        os.replace(self.root / key, gone)
+        shutil.rmtree(gone, ignore_errors=True)
 
     def active(self) -> int:
         return sum(t.is_alive() for t in self.threads)
@@ -151,7 +161,7 @@ class Reductions:
                 else:
                     with c.lock:
                         del self.pending[job.signature]
-                    shutil.rmtree(self.root / job.key, ignore_errors=True)
+                    self.remove(job.key)
                     self.changed.set()
                 with c.lock:
                     job = self.queue.pop(0) if self.queue else None
@@ -179,22 +189,8 @@ class Reduction:
         if failing["passes"]:
             finding.extra["passes"] = describe_passes(failing["passes"])
             finding.message = f"after {finding.extra['passes']}: {finding.message}"
-            if finding.kind == "wrong-result" and finding.oracle == "pass-order":
-                # one wrong result per minimal sequence: another sequence may have shrunk to it
-                minimal = "|".join(finding.signature.split("|")[:3] +
-                                   [",".join(step["name"] for step in failing["passes"])])
-                with c.lock:
-                    c.aliases[finding.signature] = minimal
-                    finding.signature = minimal
-                    known = c.findings.get(minimal) or c.unconfirmed.get(minimal)
-                    if known is not None:
-                        known.hits += finding.hits
-                        c.rewrite_finding_json(known)
-                        return
-                    twin = c.reductions.pending.get(minimal)
-                    if twin is not None and twin is not job:
-                        twin.finding.hits += finding.hits
-                        return
+            if self.merged_by_minimal_sequence(job, failing["passes"]):
+                return
         # hangs would cost a time-out per try; disruptive cases are single operators or
         # tied to their graph's node numbering, so they are saved as generated
         if job.folder == "findings" and self.s.reduce and finding.kind != "hang" and case.disruption is None:
@@ -216,6 +212,27 @@ class Reduction:
         files["bug-report.md"] = bug_report(finding.to_json(), files["repro.py"], actual, c.pool.tvm_version,
                                             describe_config(case.configs[-1]))
         self.save(folder, finding, files)
+
+    def merged_by_minimal_sequence(self, job: Job, passes: list) -> bool:
+        """A pass-order wrong result is one finding per minimal sequence: rename it after
+        its sequence, and count it as a hit where another sequence already shrank to it."""
+        c, finding = self.c, job.finding
+        if finding.kind != "wrong-result" or finding.oracle != "pass-order":
+            return False
+        minimal = "|".join(finding.signature.split("|")[:3] + [",".join(step["name"] for step in passes)])
+        with c.lock:
+            c.aliases[finding.signature] = minimal
+            finding.signature = minimal
+            known = c.findings.get(minimal) or c.unconfirmed.get(minimal)
+            if known is not None:
+                known.hits += finding.hits
+                c.rewrite_finding_json(known)
+                return True
+            twin = c.reductions.pending.get(minimal)
+            if twin is not None and twin is not job:
+                twin.finding.hits += finding.hits
+                return True
+        return False
 
     def verify(self, job: Job, finding: Finding, files: dict) -> tuple[str, str]:
         """Run the reproducer alone; a script that does not fail alike is not a finding we
