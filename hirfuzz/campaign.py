@@ -565,8 +565,7 @@ class Campaign:
         # reducing and re-running reproducers. The rest, hirfuzz's own share, includes any
         # time a worker waited for work.
         pool = self.pool
-        starting = pool.first_start_s * len(pool.workers) + sum(w.startup_s for w in pool.workers)
-        in_tvm = c.tvm_s + starting + c.verify_s + c.reduce_s
+        in_tvm = c.tvm_s + pool.startup_worker_s + c.verify_s + c.reduce_s
         capacity = len(pool.workers) * elapsed
         with self.lock:
             tables = {name: [self._finding_row(f) for f in table.values()] for name, table in self.tables.items()}

@@ -474,9 +474,9 @@ def _magnitude(a: np.ndarray) -> float:
     return m if np.isfinite(m) else float("inf")
 
 
-def run_op(spec, node: Node, graph: Graph, values: dict) -> list[np.ndarray]:
-    """The reference result of one operator node, cast to the declared output types."""
-    env = op_env(spec, node, graph, values)
+def run_op(spec, node: Node, env: dict) -> list[np.ndarray]:
+    """The reference result of one operator node (`env`: its op_env), cast to the declared
+    output types."""
     with np.errstate(all="ignore"):
         result = spec.reference(env)
     results = list(result) if spec.multi_output else [result]
@@ -494,14 +494,14 @@ def run_op(spec, node: Node, graph: Graph, values: dict) -> list[np.ndarray]:
 AMPLIFIED_UNITS = 32
 
 
-def _amplified_rounding(spec, node: Node, graph: Graph, values: dict, outs: list) -> float:
+def _amplified_rounding(spec, env: dict, outs: list) -> float:
     """The relative error a correct implementation may reach on this node's result."""
     dtype = outs[0].dtype
     if dtype.kind != "f":
         return 0.0
     try:
         with np.errstate(all="ignore"):
-            factor = float(spec.amplification(op_env(spec, node, graph, values)))
+            factor = float(spec.amplification(env))
     except Exception:  # noqa: BLE001 - no bound known: nothing is comparable
         return float("inf")
     unit = float(np.finfo(dtype).eps) / 2
@@ -521,13 +521,14 @@ def interpret(graph: Graph, specs, leaf_values: dict[int, np.ndarray]) -> dict[R
         spec = specs.ops[node.op]
         ins = [facts[r] for r in node.input_refs()]
         try:
-            outs = run_op(spec, node, graph, values)
+            env = op_env(spec, node, graph, values)
+            outs = run_op(spec, node, env)
             failed = any(f.failed for f in ins)
         except Exception:  # noqa: BLE001 - e.g. an index input outside its domain: the case
             # is then judged by find_violations (not comparable below, never run if it may trap)
             outs = [np.zeros(t.shape, dtype=t.dtype) for t in node.outputs]
             failed = True
-        amplified = _amplified_rounding(spec, node, graph, values, outs) if spec.amplification and not failed else 0.0
+        amplified = _amplified_rounding(spec, env, outs) if spec.amplification and not failed else 0.0
         all_exact = all(f.exact for f in ins)
         any_float = any(t.dtype.startswith("float") for t in node.outputs) or any(
             graph.type_of(r).dtype.startswith("float") for r in node.input_refs())

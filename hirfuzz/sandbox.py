@@ -309,3 +309,8 @@ class Pool:
     def startup_s(self) -> float:
         """Wall time spent starting workers: the first, parallel start, then each restart."""
         return self.first_start_s + sum(w.startup_s for w in self.workers)
+
+    @property
+    def startup_worker_s(self) -> float:
+        """Workers' time spent starting: the first, parallel start counts for each of them."""
+        return self.first_start_s * len(self.workers) + sum(w.startup_s for w in self.workers)

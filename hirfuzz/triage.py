@@ -16,6 +16,7 @@ import inspect
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
@@ -327,7 +328,6 @@ def check_reproducer(script: Path, finding: Finding, timeout_s: float) -> ReproO
     merely slow finishes within `timeout_s` CPU-seconds. The wall-clock limit, twice as
     long, catches a script that hangs asleep.
     """
-    import signal
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     hang = finding.kind == "hang"
     try:

@@ -32,6 +32,23 @@ def summary_of(out):
     return json.loads((out / "summary.json").read_text())
 
 
+# a planted bug: every case (reduction runs included) that feeds abs into negative aborts
+PLANTED_EDGE = {"HIRFUZZ_TEST_CRASH_EDGE": "abs>negative"}
+
+
+def planted_args(tmp_path, out, iterations, jobs):
+    """A campaign over abs, exp, negative and sqrt whose one bug is PLANTED_EDGE."""
+    return ["--specs", small_specs(tmp_path), "--iterations", iterations, "--ops", 16, "--out", out,
+            "--jobs", jobs, "--no-verify", "--no-progress", "--seed", 1, *PLAIN]
+
+
+def start_hirfuzz(args, env):
+    """The CLI as a child to send signals to, its output merged and read line by line."""
+    return subprocess.Popen([sys.executable, "-m", "hirfuzz", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, env=dict(os.environ, PYTHONPATH=str(ROOT), **env),
+                            cwd=ROOT)
+
+
 def test_dying_workers_are_recorded_and_the_campaign_goes_on(tmp_path):
     out = tmp_path / "out"
     env = {"HIRFUZZ_TEST_CRASH": "1:segfault,3:abort,5:hang,7:oom"}
@@ -65,9 +82,7 @@ def test_killed_coordinator_resumes_without_losing_or_repeating_findings(tmp_pat
     specs = small_specs(tmp_path, BOOL_ADD)
     args = ["--specs", specs, "--iterations", 40, "--ops", 4, "--out", out, "--jobs", 2,
             "--no-progress", "--no-verify", "--no-reduce", "--seed", 9, *PLAIN]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), HIRFUZZ_TEST_CRASH="2:abort,30:segfault")
-    proc = subprocess.Popen([sys.executable, "-m", "hirfuzz", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT)
+    proc = start_hirfuzz(args, {"HIRFUZZ_TEST_CRASH": "2:abort,30:segfault"})
     seen = _wait_for_line(proc, "-> ", timeout_s=120)  # a finding is on screen...
     proc.send_signal(signal.SIGKILL)                    # ...and the coordinator dies
     proc.wait()
@@ -114,9 +129,7 @@ def test_resume_continues_the_same_graphs(tmp_path):
 
 def test_planted_two_op_bug_is_reduced_to_a_few_ops(tmp_path):
     out = tmp_path / "out"
-    proc = run_hirfuzz("--specs", small_specs(tmp_path), "--iterations", 6, "--ops", 16, "--out", out,
-                       "--jobs", 1, "--no-verify", "--no-progress", "--seed", 1, *PLAIN,
-                       env={"HIRFUZZ_TEST_CRASH_EDGE": "abs>negative"})
+    proc = run_hirfuzz(*planted_args(tmp_path, out, 6, 1), env=PLANTED_EDGE)
     assert proc.returncode == 0, proc.stderr
     s = summary_of(out)
     assert len(s["findings"]) == 1
@@ -163,9 +176,7 @@ def test_features_and_mutants_run_without_false_alarms(tmp_path):
 def test_fuzzing_goes_on_while_a_finding_is_reduced(tmp_path):
     """With two workers, one reduces the new finding and the other keeps running cases."""
     out = tmp_path / "out"
-    proc = run_hirfuzz("--specs", small_specs(tmp_path), "--iterations", 12, "--ops", 16, "--out", out,
-                       "--jobs", 2, "--no-verify", "--no-progress", "--seed", 1, *PLAIN,
-                       env={"HIRFUZZ_TEST_CRASH_EDGE": "abs>negative"})
+    proc = run_hirfuzz(*planted_args(tmp_path, out, 12, 2), env=PLANTED_EDGE)
     assert proc.returncode == 0, proc.stderr
     s = summary_of(out)
     assert len(s["findings"]) == 1 and s["findings"][0]["ops"] <= 3
@@ -178,17 +189,14 @@ def test_fuzzing_goes_on_while_a_finding_is_reduced(tmp_path):
 
 def test_finding_killed_while_pending_is_finished_on_resume(tmp_path):
     out = tmp_path / "out"
-    args = ["--specs", small_specs(tmp_path), "--iterations", 6, "--ops", 16, "--out", out, "--jobs", 1,
-            "--no-verify", "--no-progress", "--seed", 1, *PLAIN]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), HIRFUZZ_TEST_CRASH_EDGE="abs>negative")
-    proc = subprocess.Popen([sys.executable, "-m", "hirfuzz", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT)
+    args = planted_args(tmp_path, out, 6, 1)
+    proc = start_hirfuzz(args, PLANTED_EDGE)
     _wait_for_line(proc, "new crash", timeout_s=120)  # on screen, reduction under way...
     proc.send_signal(signal.SIGKILL)                   # ...and the coordinator dies
     proc.wait()
     assert [d.name for d in (out / "pending").iterdir()] or list((out / "findings").iterdir())
 
-    resumed = run_hirfuzz(*args, env={"HIRFUZZ_TEST_CRASH_EDGE": "abs>negative"})
+    resumed = run_hirfuzz(*args, env=PLANTED_EDGE)
     assert resumed.returncode == 0, resumed.stderr
     s = summary_of(out)
     assert len(s["findings"]) == 1 and s["findings"][0]["ops"] <= 3  # finished, reduced, once
@@ -212,11 +220,7 @@ def test_corrupt_pending_finding_is_refused(tmp_path):
 
 def test_ctrl_c_finishes_cases_in_flight_and_keeps_pending_findings(tmp_path):
     out = tmp_path / "out"
-    args = ["--specs", small_specs(tmp_path), "--iterations", 200, "--ops", 16, "--out", out, "--jobs", 1,
-            "--no-verify", "--no-progress", "--seed", 1, *PLAIN]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), HIRFUZZ_TEST_CRASH_EDGE="abs>negative")
-    proc = subprocess.Popen([sys.executable, "-m", "hirfuzz", *map(str, args)], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, env=env, cwd=ROOT)
+    proc = start_hirfuzz(planted_args(tmp_path, out, 200, 1), PLANTED_EDGE)
     _wait_for_line(proc, "new crash", timeout_s=120)
     proc.send_signal(signal.SIGINT)
     rest, _ = proc.communicate(timeout=120)
