@@ -612,7 +612,7 @@ class Campaign:
     def _finding_row(f: Finding) -> dict:
         return {"signature": f.signature, "kind": f.kind, "oracle": f.oracle, "stage": f.stage,
                 "path": f.path, "hits": f.hits, "message": f.message, "ops": f.extra.get("ops"),
-                "reduced_from": f.extra.get("reduced_from")}
+                "reduced_from": f.extra.get("reduced_from"), "reason": f.extra.get("unconfirmed_reason")}
 
     def write_summary(self) -> dict:
         data = self.summary()
@@ -684,7 +684,9 @@ def format_summary(data: dict, out: str) -> str:
         lines.append(f"pending (found, not reduced and checked yet; finished on resume): {len(data['pending'])}, "
                      f"see {out}/pending/")
     if data["unconfirmed"]:
-        lines.append(f"unconfirmed (reproducer did not fail alike; hirfuzz's problem): {len(data['unconfirmed'])}")
+        lines.append(f"unconfirmed (hirfuzz's problem, not TVM's): {len(data['unconfirmed'])}")
+        for f in data["unconfirmed"]:
+            lines.append(f"  {f['message'][:100]}\n      {f.get('reason') or ''}\n      {f['path']}")
     if data["spec_disagreements"]:
         lines.append(f"spec disagreements (TVM rejected a program the specs call valid): "
                      f"{len(data['spec_disagreements'])}, see {out}/spec-disagreements/")

@@ -13,6 +13,8 @@ workers, and imports user factories (`import: package.module:factory`).
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,9 +84,32 @@ def _read_entry(where: str, raw, search_dir: str) -> PassEntry:
     imp = raw.get("import")
     if imp is not None and (not isinstance(imp, str) or imp.count(":") != 1 or not all(imp.split(":"))):
         raise HirfuzzError(f"{where}: 'import' is 'package.module:factory', not {imp!r}")
+    if imp is not None:
+        search_dir = module_dir(imp.split(":")[0], search_dir, where)
     return PassEntry(name, phase, args, props["requires"], props["establishes"],
                      raw.get("preserves_results", True), raw.get("draw", True), imp, search_dir,
                      where.split(": passes[")[0])
+
+
+def module_dir(module: str, catalog_dir: str, where: str) -> str | None:
+    """The folder a user's pass module is imported from, found as the campaign finds it:
+    beside the catalog, then on PYTHONPATH, then in the working directory (None: installed).
+
+    Workers, reproducer checks, reductions and replays put that folder on sys.path
+    themselves, so a module that was only on the campaign's PYTHONPATH is not lost when
+    its reproducer later runs alone. Only file names are looked at: importing the module
+    would import TVM, which the coordinator never does.
+    """
+    top = module.split(".")[0]
+    pythonpath = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    for folder in [catalog_dir, *pythonpath, os.getcwd()]:
+        base = Path(folder) / top
+        if base.with_suffix(".py").is_file() or base.is_dir() or any(Path(folder).glob(f"{top}.*.so")):
+            return str(Path(folder).resolve())
+    if importlib.util.find_spec(top) is not None:  # installed: any interpreter finds it alone
+        return None
+    raise HirfuzzError(f"{where}: cannot find module '{top}' beside the catalog ({catalog_dir}), on "
+                       "PYTHONPATH or in the working directory")
 
 
 def _read_file(path: Path) -> list[PassEntry]:

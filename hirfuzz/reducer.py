@@ -31,7 +31,7 @@ from .triage import Finding, check_reproducer, finding_files, render_reproducer,
 from .worker import decode_array
 
 PENDING = "pending"
-LABELS = {"findings": "finding", "unconfirmed": "unconfirmed (its reproducer did not fail alike)",
+LABELS = {"findings": "finding", "unconfirmed": "unconfirmed (hirfuzz's problem, not a TVM finding)",
           "spec-disagreements": "spec disagreement"}
 
 
@@ -186,16 +186,18 @@ class Reduction:
         if job.folder == "findings" and case.disruption is None:
             case = self.isolate_config(case, finding)
         failing = case.configs[-1]
-        if failing["passes"]:
-            finding.extra["passes"] = describe_passes(failing["passes"])
-            finding.message = f"after {finding.extra['passes']}: {finding.message}"
-            if self.merged_by_minimal_sequence(job, failing["passes"]):
-                return
+        if failing["passes"] and self.merged_by_minimal_sequence(job, failing["passes"]):
+            return
         # hangs would cost a time-out per try; disruptive cases are single operators or
         # tied to their graph's node numbering, so they are saved as generated
         if job.folder == "findings" and self.s.reduce and finding.kind != "hang" and case.disruption is None:
-            case = self.reduce(case, finding)
-            case = self.simplify_lowering(case, finding.signature)
+            reduced = self.simplify_lowering(self.reduce(case, finding), finding.signature)
+            if reduced is not case:
+                self.describe_reduced(reduced, finding)
+            case = reduced
+        if failing["passes"]:
+            finding.extra["passes"] = describe_passes(failing["passes"])
+            finding.message = f"after {finding.extra['passes']}: {finding.message}"
         with c.lock:
             c.counters.reduce_s += time.monotonic() - t0
         finding.extra["ops"] = len(case.graph.operators)
@@ -247,6 +249,12 @@ class Reduction:
         with self.c.lock:
             self.c.counters.verify_s += time.monotonic() - t0
         finding.confirmed = outcome.reproduced
+        if outcome.harness_error:
+            # not a verdict on the bug: the script never got to it (say, a user's pass
+            # module it could not import). Kept apart, in hirfuzz's own words.
+            finding.extra["unconfirmed_reason"] = f"hirfuzz could not run the reproducer: {outcome.harness_error}"
+        elif not outcome.reproduced:
+            finding.extra["unconfirmed_reason"] = f"the reproducer alone did not fail alike ({outcome.observed})"
         files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}"
         return ("findings" if outcome.reproduced else "unconfirmed"), (outcome.output or finding.detail)
 
@@ -261,7 +269,8 @@ class Reduction:
             table[finding.signature] = finding
             if folder == "unconfirmed":
                 c.counters.unconfirmed += 1
-            c.say(f"{LABELS[folder]} {name}: {finding.message[:200]}\n    -> {finding.path}/repro.py")
+            why = f"\n    {finding.extra['unconfirmed_reason']}" if folder == "unconfirmed" else ""
+            c.say(f"{LABELS[folder]} {name}: {finding.message[:200]}{why}\n    -> {finding.path}/repro.py")
 
     # --- checks on the lent worker ----------------------------------------------------------
 
@@ -280,6 +289,19 @@ class Reduction:
         if signature.startswith("wrong-result|"):
             return found.signature.split("|")[:2] == signature.split("|")[:2]
         return found.signature == signature
+
+    def describe_reduced(self, case, finding: Finding):
+        """The message and detail of the reduced program, not of the one first generated
+        (whose "result 9 (cumsum:uint32)" the reduced program may not even have)."""
+        if self.stop.is_set():
+            raise Interrupted
+        try:
+            answer = self.worker.run_one(case.request, self.s.timeout_s)
+        except WorkerError:
+            return
+        found = self.c.classify(case, answer).finding
+        if found is not None and found.kind == finding.kind and found.oracle == finding.oracle:
+            finding.message, finding.detail = found.message, found.detail
 
     def variant(self, case, graph=None, configs=None, lowering=None):
         """The case with another graph, configurations or lowering; the same inputs' seed."""

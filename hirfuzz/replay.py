@@ -26,12 +26,14 @@ def finding_folders(path: Path) -> list[Path]:
 
 
 def replay(folder: Path, timeout_s: float) -> tuple[str, str]:
-    """('reproduces' | 'fixed' | 'differs', what was observed)."""
+    """('reproduces' | 'fixed' | 'differs' | 'cannot-run', what was observed)."""
     data = json.loads((folder / "finding.json").read_text())
     finding = Finding(**data)
     outcome = check_reproducer(folder / "repro.py", finding, timeout_s)
     if outcome.reproduced:
         return "reproduces", outcome.observed
+    if outcome.harness_error:  # no verdict on the bug: the script never reached it
+        return "cannot-run", outcome.observed
     if outcome.observed.endswith(" ok"):
         return "fixed", outcome.observed
     return "differs", outcome.observed
@@ -47,7 +49,7 @@ def main(argv=None) -> int:
     except (ValueError, OSError) as exc:
         print(f"hirfuzz.replay: error: {exc}", file=sys.stderr)
         return 2
-    counts = {"reproduces": 0, "fixed": 0, "differs": 0}
+    counts = {"reproduces": 0, "fixed": 0, "differs": 0, "cannot-run": 0}
     for folder in folders:
         try:
             verdict, observed = replay(folder, args.timeout)
@@ -57,8 +59,10 @@ def main(argv=None) -> int:
         counts[verdict] += 1
         print(f"{verdict:<10} {folder}  ({observed})", flush=True)
     print(f"{len(folders)} finding(s): {counts['reproduces']} still reproduce, {counts['fixed']} no longer "
-          f"fail, {counts['differs']} fail differently")
-    return 1 if counts["reproduces"] else 0
+          f"fail, {counts['differs']} fail differently"
+          + (f", {counts['cannot-run']} could not run (see above)" if counts["cannot-run"] else ""))
+    # a script that could not run proves no fix either
+    return 1 if counts["reproduces"] or counts["cannot-run"] else 0
 
 
 if __name__ == "__main__":

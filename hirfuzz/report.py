@@ -155,7 +155,9 @@ def campaign_report(out: Path, summary: dict) -> str:
                        ("unconfirmed", "Unconfirmed (hirfuzz's problem, not TVM's)"),
                        ("spec_disagreements", "Spec disagreements (TVM rejected programs the specs call valid)")):
         if summary.get(key):
-            lines += [f"## {title}", ""] + [f"- x{f['hits']} {f['message'][:120]} ({f['path']})" for f in summary[key]] + [""]
+            lines += [f"## {title}", ""] + [f"- x{f['hits']} {f['message'][:120]} ({f['path']})"
+                                            + (f": {f['reason']}" if f.get("reason") else "")
+                                            for f in summary[key]] + [""]
     lines += ["## Coverage and findings over time", ""]
     picture = _plot(out, rows) if rows else None
     if picture:

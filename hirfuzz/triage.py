@@ -154,15 +154,17 @@ def flatten(value):
 
 
 def main():
-    stage = "lower"
+    stage = "setup"  # what the script needs besides TVM (a user's pass module): not the bug
     try:
+        pass_list = passes()
+        stage = "lower"
         mod = build_module()
         print(mod.script())
         stage = "well_formed"
         relax.analysis.well_formed(mod)
         with tvm.transform.PassContext(opt_level=OPT_LEVEL):
             stage = "passes"
-            mod = tvm.transform.Sequential(passes())(mod)
+            mod = tvm.transform.Sequential(pass_list)(mod)
             stage = "build"
             mod = prepare_for_build(mod)
             executable = relax.build(mod, target=TARGET, relax_pipeline=PIPELINE, exec_mode=EXEC_MODE)
@@ -241,12 +243,16 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
     With a violation plan (disruptive mode) the script adds the violating call with the
     very function the worker used, and a program that builds and runs is the bug.
     """
+    user_modules = sorted({f"{step['import'].split(':')[0]} (from {step.get('search_dir') or 'site-packages'})"
+                           for step in config.get("passes", []) if step.get("import")})
     header = [
         '"""hirfuzz reproducer.',
         "",
         f"Finding: {finding.kind} ({finding.oracle} oracle) at stage '{finding.stage}'",
         f"Message: {finding.message}",
         f"TVM: {tvm_version or 'unknown'}; built as: {describe_config(config)}",
+        *([f"Needs your pass module(s): {', '.join(user_modules)}; the script puts that folder on sys.path"]
+          if user_modules else []),
         "Run: python repro.py   (exit status 0 means the bug no longer reproduces)",
         '"""',
         "import sys",
@@ -309,6 +315,20 @@ class ReproOutcome:
     reproduced: bool
     observed: str
     output: str
+    harness_error: str = ""   # the script could not get as far as the bug: hirfuzz's problem
+
+
+def _harness_error(proc: subprocess.CompletedProcess, last_mark: str) -> str:
+    """Why the script failed before reaching what it reproduces, or "" if it got there.
+
+    A script that stops in its set-up (a user's pass module it cannot import), or raises
+    before printing any mark (TVM or numpy missing, a file it needs gone), says nothing
+    about the bug; counting it as "did not reproduce" would lose the finding.
+    """
+    if proc.returncode <= 0 or (last_mark and not last_mark.startswith(f"{MARK} stage=setup ")):
+        return ""
+    lines = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()]
+    return lines[-1].strip() if lines else f"exit {proc.returncode} before reaching the program"
 
 
 def _cpu_limit(seconds: float):
@@ -347,6 +367,9 @@ def check_reproducer(script: Path, finding: Finding, timeout_s: float) -> ReproO
                             observed, output[-4000:])
     marks = [ln for ln in (proc.stdout or "").splitlines() if ln.startswith(MARK)]
     last = marks[-1] if marks else ""
+    harness = _harness_error(proc, last)
+    if harness:
+        return ReproOutcome(False, f"the reproducer could not run: {harness}", output[-4000:], harness)
     if finding.kind == "wrong-result":
         return ReproOutcome(last == f"{MARK} mismatch", last or f"exit {proc.returncode}", output[-4000:])
     if finding.kind == "silent-acceptance":

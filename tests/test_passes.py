@@ -2,6 +2,9 @@
 executors and targets."""
 import json
 import os
+import shutil
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -102,6 +105,51 @@ def test_planted_raise_on_a_closure_is_a_crash_naming_the_pass(tmp_path):
     crashes = [f for f in s["findings"] if f["kind"] == "crash"]
     assert crashes and crashes[0]["oracle"] == "pass-order" and crashes[0]["stage"] == "passes"
     assert crashes[0]["message"].startswith("after PlantedRaiseOnClosure():")
+
+
+def test_a_pass_module_only_on_pythonpath_is_found_confirmed_and_replayed(tmp_path):
+    # the user's catalog sits in one folder and their module in another, on PYTHONPATH
+    # only: the reproducer check runs without that PYTHONPATH and must still import it
+    catalog = tmp_path / "catalog" / "mine.yaml"
+    catalog.parent.mkdir()
+    catalog.write_text(PLANTED.read_text())
+    out = tmp_path / "out"
+    env = {"PYTHONPATH": str(PLANTED.parent)}
+    proc = run_hirfuzz("--passes", catalog, "--pass-seq", "PlantedDropBinding", "--iterations", 6, "--ops", 8,
+                       "--out", out, *SMALL, env=env)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["findings"] and s["unconfirmed"] == [], s["unconfirmed"]
+    folder = s["findings"][0]["path"]
+    repro = open(os.path.join(folder, "repro.py")).read()
+    assert f"planted_passes (from {PLANTED.parent})" in repro  # the header says what it needs
+    for f in s["findings"]:
+        if f.get("reduced_from"):
+            # the message describes the reduced program, not the one first generated
+            graph = json.load(open(os.path.join(f["path"], "case.json")))["graph"]
+            named = f["message"].split("(", 2)[2].split(")")[0]  # "after P(): result i (op:dtype) ..."
+            op, dtype = named.split(":")
+            assert any(n.get("op") == op and n.get("dtype") == dtype for n in graph["nodes"]), f["message"]
+    replayed = subprocess.run([sys.executable, "-m", "hirfuzz.replay", out], capture_output=True, text=True,
+                              cwd=ROOT, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert replayed.returncode == 1 and "0 fail differently" in replayed.stdout, replayed.stdout
+
+    # a reproducer that cannot import the pass is hirfuzz's problem, never "no longer fails"
+    moved = tmp_path / "moved"
+    shutil.copytree(folder, moved)
+    (moved / "repro.py").write_text(repro.replace(repr(str(PLANTED.parent)), repr(str(tmp_path / "gone"))))
+    replayed = subprocess.run([sys.executable, "-m", "hirfuzz.replay", moved], capture_output=True, text=True,
+                              cwd=ROOT, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert replayed.returncode == 1 and replayed.stdout.startswith("cannot-run"), replayed.stdout
+    assert "No module named 'planted_passes'" in replayed.stdout
+
+
+def test_a_pass_module_that_cannot_be_found_is_one_clear_error(tmp_path):
+    catalog = tmp_path / "mine.yaml"
+    catalog.write_text(PLANTED.read_text())
+    proc = run_hirfuzz("--passes", catalog, "--list-passes")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "cannot find module 'planted_passes'" in proc.stderr and str(catalog) in proc.stderr
 
 
 def test_executors_agree_on_valid_programs(tmp_path):
