@@ -106,21 +106,22 @@ def _check_targets(text: str) -> list[str]:
 
 def run(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    from .spec import ALL_DTYPES, load_specs
+    from .core.spec import ALL_DTYPES, load_specs
     specs = load_specs(args.specs)
     if args.list_ops:
         print("\n".join(specs.names()))
         return 0
-    from .passes import load_catalog, parse_sequence
+    from .core.passes import load_catalog, parse_sequence
     catalog = load_catalog(args.passes)
     if args.list_passes:
         print("\n".join(catalog.names()))
         return 0
     pass_seq = parse_sequence(args.pass_seq, catalog) if args.pass_seq else None
-    from .compile import EXECUTORS
-    unknown = [e for e in args.executors if e not in EXECUTORS]
+    from .dialects import dialect_info
+    executors = dialect_info("relax").executors
+    unknown = [e for e in args.executors if e not in executors]
     if unknown:
-        raise HirfuzzError(f"--executors: unknown executor(s) {', '.join(unknown)}; known: {', '.join(EXECUTORS)}")
+        raise HirfuzzError(f"--executors: unknown executor(s) {', '.join(unknown)}; known: {', '.join(executors)}")
     if args.only_ops:
         unknown = [o for o in args.only_ops if o not in specs.ops]
         if unknown:
@@ -134,7 +135,7 @@ def run(argv=None) -> int:
             raise HirfuzzError("--dtypes: no selected op accepts any of these data types")
     targets = _check_targets(args.target)
 
-    from .campaign import Campaign, Settings, format_summary
+    from .campaign.coordinator import Campaign, Settings, format_summary
     settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,
                         ops=args.ops, out=args.out, targets=targets, guided=not args.no_coverage,
                         only_ops=args.only_ops, dtypes=args.dtypes, timeout_s=args.timeout,

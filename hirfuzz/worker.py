@@ -8,53 +8,28 @@ the outputs. A signal or a hang is seen by the coordinator as a dead or silent w
 """
 from __future__ import annotations
 
-import base64
-import io
 import json
 import os
 import sys
 import time
-import traceback
 
-import numpy as np
+from .protocol import decode_array, encode_array, error_reply, make_config
 
-STAGES = ("lower", "well_formed", "passes", "build", "run")
-
-
-def encode_array(a: np.ndarray) -> str:
-    buf = io.BytesIO()
-    np.save(buf, np.asarray(a), allow_pickle=False)  # (ascontiguousarray would make rank 0 rank 1)
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def decode_array(text: str) -> np.ndarray:
-    return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
-
-
-def error_reply(stage: str, exc: BaseException) -> dict:
-    return {"status": "error", "stage": stage, "exc_type": type(exc).__name__,
-            "message": str(exc), "traceback": traceback.format_exc()}
-
-
-def execute_case(request: dict, specs) -> dict:
+def execute_case(request: dict, dialect) -> dict:
     """Lower and check one case, then build and run it under each configuration; never raises.
 
-    A case may carry a lowering plan (functions, closures, Relax features) and a mutation
+    A case may carry a lowering plan (functions, closures, IR features) and a mutation
     (seeded mutators giving a second, equivalent module); each configuration names the
     module it builds (0: the original, 1: the mutant). The reply describes the first
     configuration (the baseline); the others' replies, of the same form, are under
     "others". A failure before building fails them all alike.
     """
-    from tvm import relax
-
-    from .compile import make_config
-
     stage = "lower"
     t0 = time.perf_counter()
     try:
-        mod = lower_request(request, specs)
+        mod = dialect.lower(request)
         stage = "well_formed"
-        relax.analysis.well_formed(mod)
+        dialect.check_well_formed(mod)
     except Exception as exc:  # every exception is data for the oracle
         reply = error_reply(stage, exc)
         reply["timings"] = {"lower": time.perf_counter() - t0}
@@ -64,13 +39,13 @@ def execute_case(request: dict, specs) -> dict:
     notes = {}
     if mutation:
         try:
-            mutant, applied = mutant_of(mod, mutation)
+            mutant, applied = dialect.mutate(mod, mutation["seed"], mutation["count"])
             modules.append(mutant)
             notes["mutators"] = applied
         except Exception as exc:  # a mutator that fails or breaks the module is hirfuzz's bug
             notes["mutation_error"] = f"{type(exc).__name__}: {str(exc)[:2000]}"
     lowered = time.perf_counter() - t0
-    configs = request.get("configs") or [make_config("vm", request.get("target", "llvm"))]
+    configs = request.get("configs") or [make_config(target=request.get("target", "llvm"), dialect=dialect.name)]
     inputs = [decode_array(a) for a in request.get("inputs", [])]
     replies = []
     for config in configs:
@@ -78,7 +53,7 @@ def execute_case(request: dict, specs) -> dict:
         if index >= len(modules):
             replies.append({"status": "skipped", "timings": {}})
             continue
-        replies.append(run_config(modules[index], config, inputs, request.get("run", True)))
+        replies.append(run_config(dialect, modules[index], config, inputs, request.get("run", True)))
     replies[0]["timings"]["lower"] = lowered
     reply = replies[0]
     reply["others"] = replies[1:]
@@ -86,63 +61,32 @@ def execute_case(request: dict, specs) -> dict:
     return reply
 
 
-def lower_request(request: dict, specs):
-    """The case's module: its graph lowered under its plan, with its violation if any."""
-    from .graph import Graph
-    from .lower import lower_graph
-    graph = Graph.from_json(request["graph"])
-    plan = None
-    if request.get("plan"):
-        from .features import LoweringPlan
-        plan = LoweringPlan.from_json(request["plan"])
-    mod = lower_graph(graph, specs, plan=plan)
-    if request.get("violation") is not None:
-        from .disrupt import apply_violation
-        mod = apply_violation(mod, request["violation"])
-    return mod
-
-
-def mutant_of(mod, mutation: dict):
-    """The seeded mutant of a module, checked well-formed."""
-    from tvm import relax
-
-    from .mutate import mutate
-    mutant, applied = mutate(mod, np.random.default_rng(mutation["seed"]), mutation["count"])
-    relax.analysis.well_formed(mutant)
-    return mutant, applied
-
-
-def render_case(request: dict, specs) -> dict:
-    """TVMScript of the module a configuration builds (for reproducers); never raises."""
-    from .script import module_to_script
+def render_case(request: dict, dialect) -> dict:
+    """The text of the module a configuration builds (for reproducers); never raises."""
     try:
-        mod = lower_request(request, specs)
+        mod = dialect.lower(request)
         if request.get("module", 0) == 1:
-            mod, _ = mutant_of(mod, request["mutation"])
-        text, consts = module_to_script(mod)
+            mod, _ = dialect.mutate(mod, request["mutation"]["seed"], request["mutation"]["count"])
+        text, consts = dialect.render(mod)
     except Exception as exc:
         return error_reply("render", exc)
     return {"status": "ok", "script": text, "consts": [encode_array(c) for c in consts]}
 
 
-def run_config(mod, config: dict, inputs: list, run: bool) -> dict:
-    from .compile import apply_passes, build_module
-    from .mutate import prepare_for_build
-    from .run import run_module
+def run_config(dialect, mod, config: dict, inputs: list, run: bool) -> dict:
     timings = {}
     stage = "passes"
     try:
         t0 = time.perf_counter()
-        mod = apply_passes(mod, config)
+        mod = dialect.apply_passes(mod, config)
         stage = "build"
-        mod = prepare_for_build(mod)  # LambdaLift where closures remain: TVM's precondition
-        executable = build_module(mod, config)
+        executable = dialect.build(mod, config)
         timings["build"] = time.perf_counter() - t0
         outputs = []
         if run:
             stage = "run"
             t0 = time.perf_counter()
-            outputs = run_module(executable, config, inputs)
+            outputs = dialect.run(executable, config, inputs)
             timings["run"] = time.perf_counter() - t0
     except Exception as exc:
         reply = error_reply(stage, exc)
@@ -151,22 +95,24 @@ def run_config(mod, config: dict, inputs: list, run: bool) -> dict:
     return {"status": "ok", "outputs": [encode_array(o) for o in outputs], "timings": timings}
 
 
-def serve(spec_dir: str | None) -> int:
+def serve(dialect_name: str) -> int:
     proto_out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # TVM's prints go to the log, not into the protocol
     sys.stdout = sys.stderr
-    import tvm
-
-    from .spec import load_specs
-    specs = load_specs(spec_dir)
-    proto_out.write(json.dumps({"ready": True, "tvm": tvm.__version__, "pid": os.getpid()}) + "\n")
+    from .dialects import load_dialect
+    dialect = load_dialect(dialect_name)
+    hello = {"ready": True, "pid": os.getpid(), "python": sys.executable, **dialect.describe_installation()}
+    proto_out.write(json.dumps(hello) + "\n")
     for line in sys.stdin:
         if not line.strip():
             continue
         request = json.loads(line)
         if request.get("kind") == "test-crash" or _has_edge(request.get("graph"), request.get("crash_if_edge")):
             _test_crash(request)  # test-only hooks: see campaign._plant
-        reply = render_case(request, specs) if request.get("kind") == "render" else execute_case(request, specs)
+        if request.get("kind") == "render":
+            reply = render_case(request, dialect)
+        else:
+            reply = execute_case(request, dialect)
         reply["case"] = request.get("case")
         reply["rss_kb"] = _rss_kb()
         proto_out.write(json.dumps(reply) + "\n")
@@ -219,9 +165,9 @@ def _test_crash(request: dict):
 def main(argv=None) -> int:
     import argparse
     parser = argparse.ArgumentParser(prog="python -m hirfuzz.worker")
-    parser.add_argument("--specs", default=None)
+    parser.add_argument("--dialect", default="relax")
     args = parser.parse_args(argv)
-    return serve(args.specs)
+    return serve(args.dialect)
 
 
 if __name__ == "__main__":

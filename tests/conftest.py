@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SPECS = ROOT / "opspecs"
+SPECS = ROOT / "hirfuzz" / "opspecs"
 
 # TVM 0.27 accepts add on bool tensors in type inference, then fails in legalisation:
 # a real, stable crash to plant in a spec set
@@ -26,7 +26,7 @@ ops:
 
 @pytest.fixture(scope="session")
 def specs():
-    from hirfuzz.spec import load_specs
+    from hirfuzz.core.spec import load_specs
     return load_specs()
 
 

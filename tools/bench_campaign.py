@@ -29,12 +29,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hirfuzz.coverage import Coverage  # noqa: E402
-from hirfuzz.generate import generate_graph  # noqa: E402
-from hirfuzz.inputs import choose_inputs  # noqa: E402
-from hirfuzz.sandbox import Worker  # noqa: E402
-from hirfuzz.spec import load_specs  # noqa: E402
-from hirfuzz.worker import encode_array  # noqa: E402
+from hirfuzz.core.coverage import Coverage  # noqa: E402
+from hirfuzz.core.generate import generate_graph  # noqa: E402
+from hirfuzz.core.inputs import choose_inputs  # noqa: E402
+from hirfuzz.campaign.sandbox import Worker  # noqa: E402
+from hirfuzz.core.spec import load_specs  # noqa: E402
+from hirfuzz.core.calls import call_records  # noqa: E402
+from hirfuzz.protocol import encode_array  # noqa: E402
 
 
 def campaign(jobs: int, cases: int, ops: int, full: bool) -> dict:
@@ -71,7 +72,7 @@ def worker_memory(cases: int) -> tuple[int, int]:
             for i in range(cases):
                 g = generate_graph(specs, rng, 5, cov)
                 chosen = choose_inputs(g, specs, np.random.default_rng(i))
-                req = {"case": i, "graph": g.to_json(), "run": chosen.runnable,
+                req = {"case": i, "graph": g.to_json(), "calls": call_records(g, specs), "run": chosen.runnable,
                        "inputs": [encode_array(chosen.values[n.id]) for n in g.variables]}
                 reply = w.run_one(req, 60)
                 if not isinstance(reply, dict):

@@ -23,9 +23,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hirfuzz.coverage import Coverage  # noqa: E402
-from hirfuzz.generate import generate_graph  # noqa: E402
-from hirfuzz.spec import load_specs  # noqa: E402
+from hirfuzz.core.coverage import Coverage  # noqa: E402
+from hirfuzz.core.generate import generate_graph  # noqa: E402
+from hirfuzz.core.spec import load_specs  # noqa: E402
 
 
 def time_generation(specs, n_ops: int, graphs: int, guided: bool, seed: int = 0) -> list[float]:

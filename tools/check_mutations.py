@@ -34,7 +34,7 @@ STABLE_OPS = ["add", "subtract", "multiply", "exp", "abs", "negative", "sum", "p
 
 
 def feature_knobs():
-    from hirfuzz.features import Knobs
+    from hirfuzz.core.plan import Knobs
     return {
         "global_functions": Knobs.only(p_cut=0.3, p_local=0.0, p_nest=0.6),
         "closures": Knobs.only(p_cut=0.3, p_local=1.0, p_capture=0.7, p_nest=0.6),
@@ -55,15 +55,16 @@ def check_graph(seed: int, n_ops: int, ops_kind: str) -> dict:
     import tvm
     from tvm import relax
 
-    from hirfuzz.coverage import Coverage
-    from hirfuzz.features import Knobs, plan_lowering
-    from hirfuzz.generate import generate_graph
-    from hirfuzz.inputs import choose_inputs
-    from hirfuzz.lower import lower_graph
-    from hirfuzz.mutate import MUTATORS, prepare_for_build
-    from hirfuzz.oracle import compare_tensor
-    from hirfuzz.run import _flatten
-    from hirfuzz.spec import load_specs
+    from hirfuzz.core.coverage import Coverage
+    from hirfuzz.core.plan import Knobs, plan_lowering
+    from hirfuzz.core.generate import generate_graph
+    from hirfuzz.core.inputs import choose_inputs
+    from hirfuzz.core.calls import call_records
+    from hirfuzz.dialects.relax.lower import lower_graph
+    from hirfuzz.dialects.relax.mutate import MUTATORS, prepare_for_build
+    from hirfuzz.core.oracle import compare_tensor
+    from hirfuzz.dialects.relax.run import _flatten
+    from hirfuzz.core.spec import load_specs
 
     specs = check_graph.specs = getattr(check_graph, "specs", None) or load_specs()
     rng = np.random.default_rng(seed)
@@ -80,7 +81,7 @@ def check_graph(seed: int, n_ops: int, ops_kind: str) -> dict:
 
     out = {"seed": seed, "variants": {}}
     try:
-        base = run(lower_graph(graph, specs))
+        base = run(lower_graph(graph, call_records(graph, specs)))
     except Exception as exc:  # noqa: BLE001
         out["base_error"] = f"{type(exc).__name__}: {str(exc)[:200]}"
         return out
@@ -116,9 +117,9 @@ def check_graph(seed: int, n_ops: int, ops_kind: str) -> dict:
 
     for name, knobs in feature_knobs().items():
         plan = plan_lowering(graph, np.random.default_rng(seed * 7919 + 1), knobs)
-        judge("lower:" + name, lambda plan=plan: lower_graph(graph, specs, plan))
+        judge("lower:" + name, lambda plan=plan: lower_graph(graph, call_records(graph, specs), plan))
 
-    default_mod = lower_graph(graph, specs, plan_lowering(graph, np.random.default_rng(seed * 7919 + 2), Knobs(p_cut=0.35)))
+    default_mod = lower_graph(graph, call_records(graph, specs), plan_lowering(graph, np.random.default_rng(seed * 7919 + 2), Knobs(p_cut=0.35)))
     for name, m in sorted(MUTATORS.items()):
         def make(m=m, name=name):
             mod = default_mod

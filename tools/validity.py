@@ -20,11 +20,13 @@ sys.path.insert(0, str(ROOT))
 
 from tvm import relax  # noqa: E402
 
-from hirfuzz.compile import build_module, make_config  # noqa: E402
-from hirfuzz.coverage import Coverage  # noqa: E402
-from hirfuzz.generate import generate_graph  # noqa: E402
-from hirfuzz.lower import lower_graph  # noqa: E402
-from hirfuzz.spec import load_specs  # noqa: E402
+from hirfuzz.dialects.relax.compile import build_module
+from hirfuzz.protocol import make_config  # noqa: E402
+from hirfuzz.core.coverage import Coverage  # noqa: E402
+from hirfuzz.core.generate import generate_graph  # noqa: E402
+from hirfuzz.core.calls import call_records  # noqa: E402
+from hirfuzz.dialects.relax.lower import lower_graph  # noqa: E402
+from hirfuzz.core.spec import load_specs  # noqa: E402
 
 
 def main():
@@ -42,7 +44,7 @@ def main():
         g = generate_graph(specs, rng, args.ops, cov)
         stage = "lower"
         try:
-            mod = lower_graph(g, specs)
+            mod = lower_graph(g, call_records(g, specs))
             stage = "well_formed"
             relax.analysis.well_formed(mod)
             stage = "build"

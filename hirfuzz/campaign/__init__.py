@@ -1,0 +1,1 @@
+"""The coordinator: the campaign loop, workers and their sandbox, reduction, triage, output."""

@@ -1,0 +1,399 @@
+"""New findings, finished in the background: isolate, reduce, render, verify, save.
+
+A new signature is written to pending/ at once, so a kill loses nothing already shown on
+screen. A reduction thread then borrows an idle worker from the pool and, while the
+other workers fuzz on, isolates the failing configuration (minimising its pass
+sequence), reduces the graph, drops the lowering plan and the mutant where the failure
+holds without them, renders the reproducer and runs it alone. The finding then moves
+to findings/ (or to unconfirmed/ when its script does not fail alike). Findings left
+pending by a kill or a Ctrl-C are finished when the campaign resumes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+import time
+import traceback
+from dataclasses import asdict, dataclass
+
+from ..errors import HirfuzzError
+from ..core.plan import LoweringPlan
+from ..core.graph import Graph
+from .outdir import save_folder
+from ..core.passes import describe as describe_passes, minimise_sequence
+from ..core.reduce import reduce_graph
+from .report import bug_report
+from .sandbox import Worker, WorkerError
+from ..core.finding import Finding, short_id
+from ..dialects.relax.repro import render_reproducer
+from ..protocol import decode_array, describe_config
+from .triage import check_reproducer, finding_files
+
+PENDING = "pending"
+LABELS = {"findings": "finding", "unconfirmed": "unconfirmed (hirfuzz's problem, not a TVM finding)",
+          "spec-disagreements": "spec disagreement"}
+
+
+class Interrupted(Exception):
+    """The campaign is stopping: the finding stays in pending/ for the next run."""
+
+
+@dataclass
+class Job:
+    folder: str        # where it is headed: "findings" or "spec-disagreements"
+    case: object       # campaign.Case
+    finding: Finding
+    log: str
+    key: str           # its folder under pending/
+    signature: str     # as first seen (a pass-order finding may shrink to another)
+
+
+class Reductions:
+    """The queue of findings waiting to be finished, on disk and in memory, and the
+    threads that finish them on workers lent by the pool."""
+
+    def __init__(self, campaign):
+        self.campaign = campaign
+        self.root = campaign.out / PENDING
+        self.queue: list[Job] = []              # not taken by a thread yet
+        self.pending: dict[str, Job] = {}       # signature -> job, queued or in progress
+        self.threads: list[threading.Thread] = []
+        self.stop = threading.Event()
+        self.changed = threading.Event()        # a thread finished a job or ended
+
+    # --- the main thread's side (called with campaign.lock held where tables are read) ----
+
+    def submit(self, folder: str, case, finding: Finding, log: str):
+        """Keep a new finding in pending/ (whole or not at all), then queue it."""
+        key = f"{finding.kind}-{short_id(finding.signature)}"
+        finding.path = str(self.root / key)
+        case_json = {"folder": folder, "case": case.index, "graph": case.graph.to_json(),
+                     "disruption": case.disruption, "configs": case.configs, "lowering": case.lowering}
+        save_folder(self.root, key, {"finding.json": json.dumps(finding.to_json(), indent=2) + "\n",
+                                     "case.json": json.dumps(case_json) + "\n", "log.txt": log})
+        job = Job(folder, case, finding, log, key, finding.signature)
+        self.pending[finding.signature] = job
+        self.queue.append(job)
+
+    def restore(self, known: set[str]):
+        """Queue the findings an earlier run left in pending/; drop those already saved."""
+        if not self.root.is_dir():
+            return
+        for folder in sorted(self.root.iterdir()):
+            if folder.name.startswith(".done-"):  # removed by a run killed while removing it
+                shutil.rmtree(folder, ignore_errors=True)
+            if folder.name.startswith("."):
+                continue
+            try:
+                finding = Finding(**json.loads((folder / "finding.json").read_text()))
+                data = json.loads((folder / "case.json").read_text())
+                log = (folder / "log.txt").read_text()
+                graph = Graph.from_json(data["graph"])
+            except (OSError, ValueError, TypeError, KeyError) as exc:
+                raise HirfuzzError(f"{folder}: unreadable or corrupt pending finding ({exc}); "
+                                   "move that folder aside to resume") from None
+            if finding.signature in known:  # saved just before a kill, not yet removed
+                self.remove(folder.name)
+                continue
+            case = self.campaign.make_case(data["case"], graph, data["disruption"], configs=data["configs"],
+                                           lowering=data["lowering"])
+            finding.path = str(folder)
+            job = Job(data["folder"], case, finding, log, folder.name, finding.signature)
+            self.pending[finding.signature] = job
+            self.queue.append(job)
+
+    def lend(self, pool, limit: int):
+        """Start threads on idle workers for queued findings, up to `limit` threads."""
+        self.threads = [t for t in self.threads if t.is_alive()]
+        while not self.stop.is_set() and len(self.threads) < limit and pool.idle():
+            with self.campaign.lock:
+                if not self.queue:
+                    return
+                job = self.queue.pop(0)
+            worker = pool.idle()[0]
+            worker.lent = True
+            thread = threading.Thread(target=self._work, args=(worker, job), daemon=True,
+                                      name=f"hirfuzz-reduction-{len(self.threads)}")
+            self.threads.append(thread)
+            thread.start()
+
+    def remove(self, key: str):
+        """Drop pending/<key>: renamed first, so that a kill while its files are deleted
+        leaves no half folder for the next run to trip over."""
+        gone = self.root / f".done-{key}-{time.monotonic_ns()}"
+        os.replace(self.root / key, gone)
+        shutil.rmtree(gone, ignore_errors=True)
+
+    def active(self) -> int:
+        return sum(t.is_alive() for t in self.threads)
+
+    def wait(self, timeout_s: float):
+        self.changed.wait(timeout_s)
+        self.changed.clear()
+
+    def halt(self, join_s: float):
+        """Finish no more jobs: threads stop at their next check; wait for them a while."""
+        self.stop.set()
+        deadline = time.monotonic() + join_s
+        for t in self.threads:
+            t.join(max(0.0, deadline - time.monotonic()))
+
+    # --- the threads ----------------------------------------------------------------------
+
+    def _work(self, worker: Worker, job: Job):
+        """Finish `job`, then whatever else is queued, on `worker`; then give it back."""
+        c = self.campaign
+        try:
+            reduction = Reduction(c, worker, self.stop)
+            while job is not None and not self.stop.is_set():
+                try:
+                    reduction.finish(job)
+                except Interrupted:
+                    return
+                except Exception:  # a bug of hirfuzz's own: say so, keep the finding pending
+                    if self.stop.is_set():
+                        return
+                    log = c.out / "workers" / "reduction-errors.log"
+                    with open(log, "a") as f:
+                        f.write(f"--- {job.key}\n{traceback.format_exc()}\n")
+                    c.say(f"hirfuzz failed to finish pending/{job.key} (see {log}); it stays pending")
+                else:
+                    with c.lock:
+                        del self.pending[job.signature]
+                    self.remove(job.key)
+                    self.changed.set()
+                with c.lock:
+                    job = self.queue.pop(0) if self.queue else None
+        finally:
+            worker.lent = False
+            self.changed.set()
+
+
+class Reduction:
+    """One thread's work on one lent worker: turn a job into a saved finding."""
+
+    def __init__(self, campaign, worker: Worker, stop: threading.Event):
+        self.c = campaign
+        self.s = campaign.s
+        self.worker = worker
+        self.stop = stop
+
+    def finish(self, job: Job):
+        c, finding, original = self.c, job.finding, job.case
+        case = original
+        t0 = time.monotonic()
+        if job.folder == "findings" and case.disruption is None:
+            case = self.isolate_config(case, finding)
+        failing = case.configs[-1]
+        if failing["passes"] and self.merged_by_minimal_sequence(job, failing["passes"]):
+            return
+        # hangs would cost a time-out per try; disruptive cases are single operators or
+        # tied to their graph's node numbering, so they are saved as generated
+        if job.folder == "findings" and self.s.reduce and finding.kind != "hang" and case.disruption is None:
+            reduced = self.simplify_lowering(self.reduce(case, finding), finding.signature)
+            if reduced is not case:
+                self.describe_reduced(reduced, finding)
+            case = reduced
+        if failing["passes"]:
+            finding.extra["passes"] = describe_passes(failing["passes"])
+            finding.message = f"after {finding.extra['passes']}: {finding.message}"
+        with c.lock:
+            c.counters.reduce_s += time.monotonic() - t0
+        finding.extra["ops"] = len(case.graph.operators)
+        if case is not original:
+            finding.extra["reduced_from"] = len(original.graph.operators)
+        files = self.finding_files(case, finding, job.log)
+        if case is not original:
+            orig = self.finding_files(original, finding, job.log)
+            files["original/case.json"] = orig["case.json"]
+            files["original/repro.py"] = orig["repro.py"]
+        folder, actual = job.folder, finding.detail
+        if folder == "findings" and self.s.verify:
+            folder, actual = self.verify(job, finding, files)
+        files["bug-report.md"] = bug_report(finding.to_json(), files["repro.py"], actual, c.pool.tvm_version,
+                                            describe_config(case.configs[-1]))
+        self.save(folder, finding, files)
+
+    def merged_by_minimal_sequence(self, job: Job, passes: list) -> bool:
+        """A pass-order wrong result is one finding per minimal sequence: rename it after
+        its sequence, and count it as a hit where another sequence already shrank to it."""
+        c, finding = self.c, job.finding
+        if finding.kind != "wrong-result" or finding.oracle != "pass-order":
+            return False
+        minimal = "|".join(finding.signature.split("|")[:3] + [",".join(step["name"] for step in passes)])
+        with c.lock:
+            c.aliases[finding.signature] = minimal
+            finding.signature = minimal
+            known = c.findings.get(minimal) or c.unconfirmed.get(minimal)
+            if known is not None:
+                known.hits += finding.hits
+                c.rewrite_finding_json(known)
+                return True
+            twin = c.reductions.pending.get(minimal)
+            if twin is not None and twin is not job:
+                twin.finding.hits += finding.hits
+                return True
+        return False
+
+    def verify(self, job: Job, finding: Finding, files: dict) -> tuple[str, str]:
+        """Run the reproducer alone; a script that does not fail alike is not a finding we
+        stand by. Returns the folder the finding goes to and what the script printed."""
+        staging = save_folder(self.c.out / ".staging", job.key, files)
+        t0 = time.monotonic()
+        # a hang is confirmed only if the script alone spends three times the case's limit
+        # in CPU time: a build that was merely slow, on a loaded machine too, then finishes
+        limit = max(self.s.timeout_s, 60) * (3 if finding.kind == "hang" else 1)
+        outcome = check_reproducer(staging / "repro.py", finding, timeout_s=limit)
+        shutil.rmtree(staging, ignore_errors=True)
+        with self.c.lock:
+            self.c.counters.verify_s += time.monotonic() - t0
+        finding.confirmed = outcome.reproduced
+        if outcome.harness_error:
+            # not a verdict on the bug: the script never got to it (say, a user's pass
+            # module it could not import). Kept apart, in hirfuzz's own words.
+            finding.extra["unconfirmed_reason"] = f"hirfuzz could not run the reproducer: {outcome.harness_error}"
+        elif not outcome.reproduced:
+            finding.extra["unconfirmed_reason"] = f"the reproducer alone did not fail alike ({outcome.observed})"
+        files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}"
+        return ("findings" if outcome.reproduced else "unconfirmed"), (outcome.output or finding.detail)
+
+    def save(self, folder: str, finding: Finding, files: dict):
+        c = self.c
+        with c.lock:
+            table = c.tables[folder]
+            name = f"{len(table) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
+            finding.path = str(c.out / folder / name)
+            files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
+            save_folder(c.out / folder, name, files)
+            table[finding.signature] = finding
+            if folder == "unconfirmed":
+                c.counters.unconfirmed += 1
+            why = f"\n    {finding.extra['unconfirmed_reason']}" if folder == "unconfirmed" else ""
+            c.say(f"{LABELS[folder]} {name}: {finding.message[:200]}{why}\n    -> {finding.path}/repro.py")
+
+    # --- checks on the lent worker ----------------------------------------------------------
+
+    def fails_alike(self, case, signature: str) -> bool:
+        """Does the case fail the same way? Crashes must keep their signature; a wrong result
+        keeps its kind and oracle (which result differs first may change as the case shrinks)."""
+        if self.stop.is_set():
+            raise Interrupted
+        try:
+            answer = self.worker.run_one(case.request, self.s.timeout_s)
+        except WorkerError:
+            return False
+        found = self.c.classify(case, answer).finding
+        if found is None:
+            return False
+        if signature.startswith("wrong-result|"):
+            return found.signature.split("|")[:2] == signature.split("|")[:2]
+        return found.signature == signature
+
+    def describe_reduced(self, case, finding: Finding):
+        """The message and detail of the reduced program, not of the one first generated
+        (whose "result 9 (cumsum:uint32)" the reduced program may not even have)."""
+        if self.stop.is_set():
+            raise Interrupted
+        try:
+            answer = self.worker.run_one(case.request, self.s.timeout_s)
+        except WorkerError:
+            return
+        found = self.c.classify(case, answer).finding
+        if found is not None and found.kind == finding.kind and found.oracle == finding.oracle:
+            finding.message, finding.detail = found.message, found.detail
+
+    def variant(self, case, graph=None, configs=None, lowering=None):
+        """The case with another graph, configurations or lowering; the same inputs' seed."""
+        return self.c.make_case(case.index, graph or case.graph,
+                                configs=configs if configs is not None else case.configs,
+                                lowering=lowering if lowering is not None else case.lowering)
+
+    def isolate_config(self, case, finding: Finding):
+        """The case under the one configuration that fails, its pass sequence minimised.
+
+        A worker that died took every configuration with it: each is tried alone to find
+        the one that kills it. Reproducers and reduction then build only that one.
+        """
+        config = finding.extra.get("config")
+        if finding.stage == "worker" and len(case.configs) > 1:
+            config = next((c for c in case.configs
+                           if self.fails_alike(self.variant(case, configs=[c]), finding.signature)),
+                          case.configs[0])
+        config = dict(config or case.configs[0])
+        # a wrong result is keyed on its minimal sequence, so it is minimised even with
+        # --no-reduce; a crash is keyed on its message, and its sequence is left as found
+        minimise = self.s.reduce or finding.kind == "wrong-result"
+        if config["passes"] and finding.oracle == "pass-order" and minimise:
+            baseline = case.configs[0]
+
+            def fails(seq):
+                return self.fails_alike(self.variant(case, configs=[baseline, {**config, "passes": seq}]),
+                                        finding.signature)
+            config["passes"] = minimise_sequence(config["passes"], fails, self.c.catalog)
+        configs = [case.configs[0], config] if finding.oracle in ("pass-order", "executor", "mutation") else [config]
+        return self.variant(case, configs=configs)
+
+    def reduce(self, case, finding: Finding):
+        """The smallest graph hirfuzz can find that fails with the same signature, its
+        lowering plan following the nodes that stay."""
+        plan = LoweringPlan.from_json(case.lowering["plan"]) if case.lowering.get("plan") else None
+
+        def lowering(ids: dict[int, int]) -> dict:
+            return {**case.lowering, "plan": plan.renumbered(ids).to_json()} if plan else case.lowering
+
+        small, ids, budget = reduce_graph(case.graph, lambda g, ids: self.fails_alike(
+            self.variant(case, graph=g, lowering=lowering(ids)), finding.signature))
+        # whether a bigger budget might shrink it further: worth knowing when it did not shrink much
+        finding.extra["reduction"] = {"checks": budget.checks, "budget_exhausted": budget.exhausted}
+        if len(small.operators) >= len(case.graph.operators):
+            return case
+        return self.variant(case, graph=small, lowering=lowering(ids))
+
+    def simplify_lowering(self, case, signature: str):
+        """Drop the lowering plan, then the mutant unless it is what fails, where the failure
+        holds without them: the reproducer is then the plain program."""
+        failing = case.configs[-1]
+        for key in ("plan", "mutation"):
+            if key not in case.lowering or (key == "mutation" and failing.get("module")):
+                continue
+            lowering = {k: v for k, v in case.lowering.items() if k != key}
+            configs = [c for c in case.configs if not c.get("module")] if key == "mutation" else case.configs
+            trial = self.variant(case, configs=configs, lowering=lowering)
+            if self.fails_alike(trial, signature):
+                case = trial
+        return case
+
+    def module_script(self, case, config: dict):
+        """TVMScript of the module the failing configuration built, when it is more than the
+        plain lowering of the graph (functions, features, a mutant); None otherwise."""
+        if not case.lowering:
+            return None
+        request = {"kind": "render", "graph": case.graph.to_json(), "calls": case.request["calls"],
+                   "module": config.get("module", 0),
+                   **case.lowering}
+        try:
+            reply = self.worker.run_one(request, self.s.timeout_s)
+        except WorkerError:
+            reply = None
+        if not isinstance(reply, dict) or reply.get("status") != "ok":
+            why = reply.get("message", "")[:300] if isinstance(reply, dict) else "the worker died"
+            return {"error": why}
+        return {"script": reply["script"], "consts": [decode_array(c) for c in reply["consts"]]}
+
+    def finding_files(self, case, finding: Finding, log: str) -> dict:
+        expected = None
+        if finding.kind == "wrong-result":
+            expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
+                         0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in case.expected]
+        config = case.configs[-1]  # the failing one: isolate_config put it last
+        repro = render_reproducer(case.graph, self.c.specs, finding, config, case.inputs,
+                                  run=case.runnable, expected=expected, tvm_version=self.c.pool.tvm_version,
+                                  violation_plan=case.disruption["plan"] if case.disruption else None,
+                                  module_script=self.module_script(case, config))
+        case_json = {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
+                     "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption,
+                     "configs": case.configs, "lowering": case.lowering}
+        return finding_files(finding, case_json, repro, log)
+

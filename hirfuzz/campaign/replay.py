@@ -1,0 +1,70 @@
+"""Replay: run saved reproducers on the installed TVM and say which still fail.
+
+    python -m hirfuzz.replay PATH [PATH ...]
+
+PATH is a finding folder, or a campaign's --out folder (all its findings). Each finding's
+repro.py runs alone, as a maintainer would run it after a fix. Exit status: 1 if any
+finding still reproduces, 0 if none does, 2 on bad input.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from ..core.finding import Finding
+from .triage import check_reproducer
+
+
+def finding_folders(path: Path) -> list[Path]:
+    if (path / "finding.json").is_file():
+        return [path]
+    root = path / "findings"
+    if root.is_dir():
+        return sorted(d for d in root.iterdir() if (d / "finding.json").is_file())
+    raise ValueError(f"{path}: neither a finding folder (with finding.json) nor a campaign folder (with findings/)")
+
+
+def replay(folder: Path, timeout_s: float) -> tuple[str, str]:
+    """('reproduces' | 'fixed' | 'differs' | 'cannot-run', what was observed)."""
+    data = json.loads((folder / "finding.json").read_text())
+    finding = Finding(**data)
+    outcome = check_reproducer(folder / "repro.py", finding, timeout_s)
+    if outcome.reproduced:
+        return "reproduces", outcome.observed
+    if outcome.harness_error:  # no verdict on the bug: the script never reached it
+        return "cannot-run", outcome.observed
+    if outcome.observed.endswith(" ok"):
+        return "fixed", outcome.observed
+    return "differs", outcome.observed
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m hirfuzz.replay", description=__doc__.split("\n\n")[0])
+    ap.add_argument("paths", nargs="+", type=Path, metavar="PATH")
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per reproducer (default 120)")
+    args = ap.parse_args(argv)
+    try:
+        folders = [f for p in args.paths for f in finding_folders(p)]
+    except (ValueError, OSError) as exc:
+        print(f"hirfuzz.replay: error: {exc}", file=sys.stderr)
+        return 2
+    counts = {"reproduces": 0, "fixed": 0, "differs": 0, "cannot-run": 0}
+    for folder in folders:
+        try:
+            verdict, observed = replay(folder, args.timeout)
+        except (OSError, ValueError, TypeError) as exc:
+            print(f"hirfuzz.replay: error: {folder}/finding.json: {exc}", file=sys.stderr)
+            return 2
+        counts[verdict] += 1
+        print(f"{verdict:<10} {folder}  ({observed})", flush=True)
+    print(f"{len(folders)} finding(s): {counts['reproduces']} still reproduce, {counts['fixed']} no longer "
+          f"fail, {counts['differs']} fail differently"
+          + (f", {counts['cannot-run']} could not run (see above)" if counts["cannot-run"] else ""))
+    # a script that could not run proves no fix either
+    return 1 if counts["reproduces"] or counts["cannot-run"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The core: graphs, op specs, generation, coverage, reference and oracles. No TVM here."""

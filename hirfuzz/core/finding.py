@@ -1,0 +1,66 @@
+"""A finding and its signature: what deduplicates findings (no TVM, no dialect).
+
+A finding's signature keys a crash on its kind, stage, exception type, deepest TVM source
+frame and normalised message (for a TVM check, its condition), or on the signal; and a
+wrong result on the oracle. The same signature is reported once and counted.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import asdict, dataclass, field
+
+_FRAME = re.compile(r'File "[^"]*?/src/([^"]+)", line \d+, in (.+)')
+# a TVM check is known by its condition: what follows "is false:" names the IR at hand
+_CHECK = re.compile(r"(Check failed: .*?)(?: is false\b.*)?(?:$|\n)")
+
+
+@dataclass
+class Finding:
+    kind: str                 # crash, hang, wrong-result
+    oracle: str               # crash or reference
+    stage: str                # lower, well_formed, build, run, or worker
+    signature: str
+    message: str              # one line, for the screen
+    detail: str = ""          # full exception text, log tail or mismatch description
+    case: int = -1
+    hits: int = 1
+    path: str = ""
+    confirmed: bool = False
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+
+# --- signatures -------------------------------------------------------------------------------
+
+def normalize_message(message: str) -> str:
+    text = message.strip()
+    check = _CHECK.search(text)
+    line = check.group(1) if check else next((ln for ln in text.splitlines() if ln.strip()), "")
+    line = re.sub(r"0x[0-9a-fA-F]+", "0x?", line)
+    line = re.sub(r"\b(lv|gv|x|c|v)\d+\b", "V", line)
+    line = re.sub(r"\d+", "N", line)
+    line = re.sub(r"\s+", " ", line)
+    return line[:200]
+
+
+def top_tvm_frame(trace: str) -> str:
+    frames = _FRAME.findall(trace or "")
+    if not frames:
+        return ""
+    path, fn = frames[-1]
+    return f"{path}:{fn.strip()}"
+
+
+def crash_signature(stage: str, exc_type: str, message: str, trace: str) -> str:
+    return "|".join(["crash", stage, exc_type, top_tvm_frame(trace), normalize_message(message)])
+
+
+def death_signature(reason: str, sig: str | None) -> str:
+    return f"{'hang' if reason == 'timeout' else 'crash'}|worker|{sig or reason}"
+
+
+def short_id(signature: str) -> str:
+    return hashlib.sha1(signature.encode()).hexdigest()[:10]

@@ -1,0 +1,253 @@
+"""The pass catalog: `passes.yaml` (and users' catalogs), pass sequences, and their minimisation.
+
+The catalog is data: each pass's constructor arguments, phase, the properties it
+requires and establishes (`FuseOps` requires what `AnnotateTIROpPattern` establishes,
+which requires `legalized`), and whether it must preserve results. A sequence is drawn so
+that every pass's requirements were established earlier in it; passes may repeat and come
+in unusual orders. A failing sequence is shrunk by delta debugging to a minimal one that
+still fails, trying only sequences that respect the requirements.
+
+Loading a catalog never imports TVM (the coordinator must not); each dialect turns a
+step into a pass in its workers, importing user factories (`import: package.module:factory`).
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+import yaml
+
+from ..errors import HirfuzzError
+
+PHASES = ("high-level", "legalisation", "lowering")
+_KEYS = {"name", "import", "args", "phase", "requires", "establishes", "preserves_results", "draw"}
+
+
+@dataclass(frozen=True)
+class PassEntry:
+    name: str
+    phase: str = "high-level"
+    args: dict = field(default_factory=dict)            # name -> list of choices
+    requires: tuple[str, ...] = ()
+    establishes: tuple[str, ...] = ()
+    preserves_results: bool = True
+    draw: bool = True
+    import_path: str | None = None                      # "package.module:factory"
+    search_dir: str | None = None                       # where the user's catalog lives
+    source: str = ""                                    # the catalog file it came from
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+@dataclass
+class Catalog:
+    entries: dict[str, PassEntry]
+
+    def names(self) -> list[str]:
+        return list(self.entries)
+
+    def drawable(self) -> list[PassEntry]:
+        return [e for e in self.entries.values() if e.draw]
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+def _read_entry(where: str, raw, search_dir: str) -> PassEntry:
+    if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not raw["name"]:
+        raise HirfuzzError(f"{where}: each entry is a mapping with a string 'name'")
+    name = raw["name"]
+    where = f"{where} ({name})"
+    extra = set(raw) - _KEYS
+    if extra:
+        raise HirfuzzError(f"{where}: unknown key(s) {sorted(extra)}; allowed: {sorted(_KEYS)}")
+    phase = raw.get("phase", "high-level")
+    if phase not in PHASES:
+        raise HirfuzzError(f"{where}: phase must be one of {', '.join(PHASES)}, not {phase!r}")
+    args = raw.get("args") or {}
+    if not isinstance(args, dict) or not all(isinstance(v, list) and v for v in args.values()):
+        raise HirfuzzError(f"{where}: 'args' maps each argument name to a non-empty list of choices")
+    props = {}
+    for key in ("requires", "establishes"):
+        value = raw.get(key) or []
+        if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
+            raise HirfuzzError(f"{where}: '{key}' is a list of property names")
+        props[key] = tuple(value)
+    for key in ("preserves_results", "draw"):
+        if key in raw and not isinstance(raw[key], bool):
+            raise HirfuzzError(f"{where}: '{key}' is true or false")
+    imp = raw.get("import")
+    if imp is not None and (not isinstance(imp, str) or imp.count(":") != 1 or not all(imp.split(":"))):
+        raise HirfuzzError(f"{where}: 'import' is 'package.module:factory', not {imp!r}")
+    return PassEntry(name, phase, args, props["requires"], props["establishes"],
+                     raw.get("preserves_results", True), raw.get("draw", True), imp, search_dir,
+                     where.split(": passes[")[0])
+
+
+def module_dir(module: str, catalog_dir: str, where: str) -> str | None:
+    """The folder a user's pass module is imported from, found as the campaign finds it:
+    beside the catalog, then on PYTHONPATH, then in the working directory (None: installed).
+
+    Workers, reproducer checks, reductions and replays put that folder on sys.path
+    themselves, so a module that was only on the campaign's PYTHONPATH is not lost when
+    its reproducer later runs alone. Only file names are looked at: importing the module
+    would import TVM, which the coordinator never does.
+    """
+    top = module.split(".")[0]
+    pythonpath = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    for folder in [catalog_dir, *pythonpath, os.getcwd()]:
+        base = Path(folder) / top
+        if base.with_suffix(".py").is_file() or base.is_dir() or any(Path(folder).glob(f"{top}.*.so")):
+            return str(Path(folder).resolve())
+    if importlib.util.find_spec(top) is not None:  # installed: any interpreter finds it alone
+        return None
+    raise HirfuzzError(f"{where}: cannot find module '{top}' beside the catalog ({catalog_dir}), on "
+                       "PYTHONPATH or in the working directory")
+
+
+def _read_file(path: Path) -> list[PassEntry]:
+    try:
+        doc = yaml.safe_load(path.read_text())
+    except OSError as exc:
+        raise HirfuzzError(f"{path}: cannot read the pass catalog ({exc.strerror})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f" line {mark.line + 1}" if mark is not None else ""
+        raise HirfuzzError(f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("passes"), list):
+        raise HirfuzzError(f"{path}: expected a mapping whose 'passes' key holds a list")
+    return [_read_entry(f"{path}: passes[{i}]", raw, str(path.resolve().parent))
+            for i, raw in enumerate(doc["passes"])]
+
+
+def load_catalog(user_files: list[str | Path] | None = None, builtin: str | Path | None = None) -> Catalog:
+    """The built-in catalog (Relax's unless another is named) plus users' catalogs,
+    validated as a whole."""
+    if builtin is None:
+        from ..dialects import dialect_info
+        builtin = dialect_info("relax").catalog
+    entries: dict[str, PassEntry] = {}
+    for path in [Path(builtin)] + [Path(p) for p in user_files or []]:
+        for e in _read_file(path):
+            if e.name in entries:
+                raise HirfuzzError(f"{path}: pass '{e.name}' is already in the catalog")
+            if e.import_path is None and path != Path(builtin):
+                raise HirfuzzError(f"{path}: pass '{e.name}' needs 'import: package.module:factory'")
+            entries[e.name] = e
+    _check_requirements(entries)
+    for name, e in entries.items():  # where each user module is, once the catalog holds together
+        if e.import_path is not None:
+            entries[name] = replace(e, search_dir=module_dir(e.import_path.split(":")[0], e.search_dir,
+                                                             f"{e.source}: pass '{name}'"))
+    return Catalog(entries)
+
+
+def _check_requirements(entries: dict[str, PassEntry]):
+    """Every required property is established by some pass, and every pass can run.
+
+    Passes become runnable once what they require is established by runnable passes; a
+    pass that never does sits on a precondition cycle (A needs B's property, B needs A's).
+    """
+    providers: dict[str, list[str]] = {}
+    for e in entries.values():
+        for p in e.establishes:
+            providers.setdefault(p, []).append(e.name)
+    for e in entries.values():
+        for p in e.requires:
+            if p not in providers:
+                raise HirfuzzError(f"{e.source}: pass '{e.name}' requires '{p}', which no pass in the "
+                                   "catalog establishes")
+    have: set[str] = set()
+    runnable: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        for e in entries.values():
+            if e.name not in runnable and all(p in have for p in e.requires):
+                runnable.add(e.name)
+                have.update(e.establishes)
+                changed = True
+    stuck = [e for e in entries.values() if e.name not in runnable]
+    if stuck:
+        e = stuck[0]
+        why = "; ".join(f"'{p}' comes only from {', '.join(providers[p])}" for p in e.requires if p not in have)
+        raise HirfuzzError(f"{e.source}: precondition cycle: pass '{e.name}' can never run ({why})")
+
+
+# --- sequences -------------------------------------------------------------------------------
+
+def parse_sequence(text: str, catalog: Catalog) -> list[dict]:
+    """--pass-seq A,B,C: each name in the catalog; arguments take their first choice."""
+    seq = []
+    for name in [n.strip() for n in text.split(",") if n.strip()]:
+        if name not in catalog.entries:
+            raise HirfuzzError(f"--pass-seq: unknown pass '{name}'; see --list-passes")
+        entry = catalog.entries[name]
+        seq.append(_step(entry, {k: v[0] for k, v in entry.args.items()}))
+    if not seq:
+        raise HirfuzzError("--pass-seq: expected a comma-separated list of pass names")
+    missing = unmet_requirements(seq, catalog)
+    if missing:
+        raise HirfuzzError(f"--pass-seq: {missing}")
+    return seq
+
+
+def _step(entry: PassEntry, args: dict) -> dict:
+    step = {"name": entry.name, "args": args}
+    if entry.import_path:
+        step["import"] = entry.import_path
+        step["search_dir"] = entry.search_dir
+    return step
+
+
+def unmet_requirements(seq: list[dict], catalog: Catalog) -> str | None:
+    have: set[str] = set()
+    for step in seq:
+        entry = catalog.entries[step["name"]]
+        lacking = [p for p in entry.requires if p not in have]
+        if lacking:
+            return f"'{entry.name}' requires {', '.join(lacking)}, which no earlier pass establishes"
+        have.update(entry.establishes)
+    return None
+
+
+def draw_sequence(catalog: Catalog, rng, max_len: int = 6, only_preserving: bool = True) -> list[dict]:
+    """A random sequence that respects requirements; repeats and odd orders allowed.
+
+    A pass that establishes a property is often followed at once by one that needs it
+    (LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR), so that deep pipelines, and
+    high-level passes placed after them, are not left to luck.
+    """
+    pool = [e for e in catalog.drawable() if e.preserves_results or not only_preserving]
+    have: set[str] = set()
+    fresh: set[str] = set()
+    seq = []
+    for _ in range(int(rng.integers(1, max_len + 1))):
+        ready = [e for e in pool if all(p in have for p in e.requires)]
+        follow = [e for e in ready if fresh & set(e.requires)]
+        if follow and rng.random() < 0.7:
+            ready = follow
+        entry = ready[int(rng.integers(len(ready)))]
+        args = {k: choices[int(rng.integers(len(choices)))] for k, choices in entry.args.items()}
+        seq.append(_step(entry, args))
+        fresh = set(entry.establishes) - have
+        have.update(entry.establishes)
+    return seq
+
+
+def minimise_sequence(seq: list[dict], fails, catalog: Catalog, max_checks: int = 24,
+                      max_seconds: float = 60.0) -> list[dict]:
+    """Delta debugging over the sequence, trying only requirement-respecting subsequences."""
+    from .reduce import Budget, ddmin
+    return ddmin(seq, fails, Budget(max_checks, max_seconds),
+                 admissible=lambda trial: unmet_requirements(trial, catalog) is None)
+
+
+def describe(seq: list[dict]) -> str:
+    parts = []
+    for step in seq:
+        args = ", ".join(f"{k}={v!r}" for k, v in step["args"].items())
+        parts.append(f"{step['name']}({args})")
+    return ", ".join(parts) or "(no passes)"

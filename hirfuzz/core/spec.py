@@ -1,0 +1,372 @@
+"""Op specs: load and validate ``opspecs/*.yaml`` into ``OpSpec`` objects.
+
+An op spec says everything hirfuzz knows about one Relax operator, as data:
+
+- ``inputs``: the tensors it takes, in order. The first is the *anchor*: its rank range is
+  given, its shape is free. Later inputs give a ``shape`` rule over earlier inputs and
+  attributes (Isra's construction order: input structure, then attributes, then the other
+  inputs), a fixed ``dtype`` where they do not take the op's, and ``variadic: [lo, hi]``
+  for a list of tensors.
+- ``attrs``: ordered rules, each an expression that draws a value (``rand_int(...)``).
+- ``solve``: integer attributes chosen by z3 under ``constraints`` with binning.
+- ``constraints``: what must hold between inputs and attributes; the generator checks them
+  when it reuses an existing node, and the conformance test checks TVM agrees.
+- ``output``: the shape and dtype rule (``shapes`` for an op returning a tuple).
+- ``domain``: per input, the value range that keeps the op free of NaN, Inf and UB.
+- ``reference``: a NumPy expression computing the result.
+- ``tolerance``: the tolerance class its result is compared under; ``exact`` and
+  ``continuous`` say how rounding differences can propagate through it.
+- ``amplification``: for an op that may amplify its own rounding (a variance computed
+  as E[x²] - E[x]² cancels), an expression over the inputs giving by how much; the
+  tolerance of its result grows to that many times the dtype's rounding unit.
+- ``may_trap``: an input outside the domain can trap at run time (integer division by
+  zero raises SIGFPE), so a case with such an input is built but never run.
+- ``call``: how to call ``relax.op.<relax>`` (default: inputs positionally, attrs by name).
+
+Expressions are compiled once here by ``expr.compile_expr``; nothing is ever ``eval``-ed.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from importlib.resources import files
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from . import expr as E
+from ..errors import SpecError
+
+# The data types hirfuzz generates: HIRGen's set plus float16.
+ALL_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+              "float16", "float32", "float64")
+
+DEFAULT_SPEC_DIR = Path(str(files("hirfuzz") / "opspecs"))  # package data
+
+_OP_KEYS = {"name", "relax", "inputs", "dtypes", "attrs", "solve", "constraints", "output",
+            "reference", "tolerance", "amplification", "exact", "continuous", "may_trap", "call",
+            "note"}
+_INPUT_KEYS = {"name", "rank", "dtype", "shape", "domain", "variadic"}
+_OUTPUT_KEYS = {"shape", "shapes", "dtype"}
+_TOLERANCE_KEYS = set(ALL_DTYPES)
+
+
+@dataclass
+class InputSpec:
+    name: str
+    rank: tuple[int, int] = (0, 4)
+    dtype: E.Compiled | None = None     # None: the op's dtype
+    shape: E.Compiled | None = None     # None only for the anchor (first input)
+    domain: E.Compiled | None = None    # [lo, hi], or None for the dtype's default range
+    variadic: tuple[int, int] | None = None
+
+
+@dataclass
+class SolveSpec:
+    vars: dict[str, tuple[int, int]]
+    constraints: list[E.Compiled]
+
+
+@dataclass
+class OpSpec:
+    name: str
+    relax: str
+    inputs: list[InputSpec]
+    dtypes: tuple[str, ...]
+    attrs: dict[str, E.Compiled]
+    solve: SolveSpec | None
+    constraints: list[E.Compiled]
+    out_shape: E.Compiled | None
+    out_shapes: E.Compiled | None
+    out_dtype: E.Compiled | None
+    reference: E.Compiled
+    tolerance: str
+    amplification: E.Compiled | None
+    exact: bool
+    continuous: bool
+    may_trap: bool
+    call_args: list[E.Compiled] | None
+    call_kwargs: dict[str, E.Compiled] | None
+    source: str
+    note: str = ""
+
+    @property
+    def multi_output(self) -> bool:
+        return self.out_shapes is not None
+
+    def call_arguments(self, attrs: dict, dtype: str, inputs: dict) -> tuple[list, dict]:
+        """Positional and keyword arguments of `relax.op.<relax>` for one node.
+
+        `inputs` maps input names to whatever stands for them (Relax exprs in lowering,
+        code text in reproducers, references in disruptive plans): the rule is the same.
+        """
+        env = {**attrs, "dtype": dtype}
+        if self.call_args is not None:
+            args = [a({**env, **inputs}) for a in self.call_args]
+        else:
+            args = [inputs[i.name] for i in self.inputs]
+        if self.call_kwargs is not None:
+            kwargs = {k: v(env) for k, v in self.call_kwargs.items()}
+        else:
+            kwargs = {k: env[k] for k in self.kwarg_names()}
+        return args, kwargs
+
+    def kwarg_names(self) -> list[str]:
+        """Attributes passed to Relax: all public attrs unless `call.kwargs` says otherwise."""
+        if self.call_kwargs is not None:
+            return list(self.call_kwargs)
+        return [a for a in self.attrs if not a.startswith("_")]
+
+
+@dataclass
+class SpecSet:
+    ops: dict[str, OpSpec]
+    tolerances: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+
+    def names(self) -> list[str]:
+        return sorted(self.ops)
+
+    def restrict(self, names: list[str]) -> "SpecSet":
+        return SpecSet({n: self.ops[n] for n in names}, self.tolerances)
+
+
+# --- reference namespace --------------------------------------------------------------------
+
+_NP_FUNCTIONS = [
+    "abs", "absolute", "add", "subtract", "multiply", "divide", "true_divide", "floor_divide",
+    "mod", "fmod", "remainder", "power", "negative", "exp", "exp2", "expm1", "log", "log2",
+    "log10", "log1p", "sqrt", "square", "sin", "cos", "tan", "arcsin", "arccos", "arctan",
+    "arctan2", "sinh", "cosh", "tanh", "arcsinh", "arccosh", "arctanh", "floor", "ceil", "round",
+    "rint", "trunc", "sign", "maximum", "minimum", "clip", "equal", "not_equal", "less",
+    "less_equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_xor",
+    "logical_not", "bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_not", "invert",
+    "left_shift", "right_shift", "isnan", "isinf", "isfinite", "where", "sum", "prod", "max",
+    "min", "mean", "var", "std", "argmax", "argmin", "cumsum", "cumprod", "all", "any",
+    "reshape", "transpose", "expand_dims", "squeeze", "concatenate", "split", "broadcast_to",
+    "tile", "matmul", "dot", "einsum", "flip", "tril", "triu", "take", "take_along_axis",
+    "sort", "argsort", "zeros", "ones", "full", "arange", "eye", "zeros_like", "ones_like",
+    "full_like", "asarray", "array", "pad", "erf" if hasattr(np, "erf") else "abs",
+    "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16",
+    "uint32", "uint64", "bool_", "pi", "e", "inf", "trunc", "fix", "moveaxis", "swapaxes",
+    "stack", "ndim", "shape", "size", "array_split", "atleast_1d", "exp", "float_power",
+]
+
+
+def _namespaces() -> dict[str, E.Namespace]:
+    from . import reference as ref_module
+    np_members = {n: getattr(np, n) for n in _NP_FUNCTIONS if hasattr(np, n)}
+    return {"np": E.Namespace("np", np_members), "ref": E.Namespace("ref", ref_module.HELPERS)}
+
+
+# --- loading --------------------------------------------------------------------------------
+
+class _Reader:
+    """Validates one op entry, naming the file, op and field in every error."""
+
+    def __init__(self, path: str, op_name: str, namespaces):
+        self.where = f"{path}: op '{op_name}'"
+        self.namespaces = namespaces
+
+    def fail(self, fld: str, msg: str):
+        raise SpecError(f"{self.where}, field '{fld}'", msg)
+
+    def expr(self, fld: str, text: Any) -> E.Compiled:
+        if text is None or isinstance(text, (dict, set)):
+            self.fail(fld, f"expected an expression, got {type(text).__name__}")
+        try:
+            return E.compile_expr(text, namespaces=self.namespaces)
+        except E.ExprError as exc:
+            self.fail(fld, str(exc))
+
+    def int_range(self, fld: str, value: Any) -> tuple[int, int]:
+        if (not isinstance(value, (list, tuple)) or len(value) != 2
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+                or value[0] > value[1]):
+            self.fail(fld, f"expected [lo, hi] integers with lo <= hi, got {value!r}")
+        return int(value[0]), int(value[1])
+
+    def unknown_keys(self, fld: str, entry: dict, allowed: set):
+        extra = sorted(set(entry) - allowed)
+        if extra:
+            self.fail(fld, f"unknown key(s) {extra}; allowed: {sorted(allowed)}")
+
+
+def _read_input(r: _Reader, i: int, entry: Any) -> InputSpec:
+    fld = f"inputs[{i}]"
+    if isinstance(entry, str):
+        entry = {"name": entry}
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        r.fail(fld, "each input is a name or a mapping with a 'name'")
+    r.unknown_keys(fld, entry, _INPUT_KEYS)
+    spec = InputSpec(name=entry["name"])
+    if "rank" in entry:
+        spec.rank = r.int_range(f"{fld}.rank", entry["rank"])
+    if "dtype" in entry:
+        spec.dtype = r.expr(f"{fld}.dtype", entry["dtype"])
+    if "shape" in entry:
+        spec.shape = r.expr(f"{fld}.shape", entry["shape"])
+    elif i > 0:
+        r.fail(fld, "inputs after the first need a 'shape' rule")
+    if "domain" in entry:
+        spec.domain = r.expr(f"{fld}.domain", entry["domain"])
+    if "variadic" in entry:
+        if i == 0:
+            r.fail(fld, "the first input cannot be variadic")
+        spec.variadic = r.int_range(f"{fld}.variadic", entry["variadic"])
+    return spec
+
+
+def _read_op(path: str, entry: Any, namespaces) -> OpSpec:
+    if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+        raise SpecError(path, "each entry under 'ops' must be a mapping with a string 'name'")
+    r = _Reader(path, entry["name"], namespaces)
+    r.unknown_keys("(op)", entry, _OP_KEYS)
+    for required in ("inputs", "dtypes", "reference"):
+        if required not in entry:
+            r.fail(required, "is required")
+
+    inputs_raw = entry["inputs"]
+    if not isinstance(inputs_raw, list) or not inputs_raw:
+        r.fail("inputs", "expected a non-empty list")
+    inputs = [_read_input(r, i, e) for i, e in enumerate(inputs_raw)]
+    names = [i.name for i in inputs]
+    if len(set(names)) != len(names):
+        r.fail("inputs", f"duplicate input names {names}")
+
+    dtypes = entry["dtypes"]
+    if not isinstance(dtypes, list) or not dtypes:
+        r.fail("dtypes", "expected a non-empty list of dtypes")
+    for dt in dtypes:
+        if dt not in ALL_DTYPES:
+            r.fail("dtypes", f"unknown dtype '{dt}'; known: {', '.join(ALL_DTYPES)}")
+
+    attrs_raw = entry.get("attrs") or {}
+    if not isinstance(attrs_raw, dict):
+        r.fail("attrs", "expected a mapping of attribute name to rule")
+    attrs = {str(k): r.expr(f"attrs.{k}", v) for k, v in attrs_raw.items()}
+    clash = set(attrs) & set(names)
+    if clash:
+        r.fail("attrs", f"attribute names {sorted(clash)} clash with input names")
+
+    solve = None
+    if "solve" in entry:
+        raw = entry["solve"]
+        if not isinstance(raw, dict) or not isinstance(raw.get("vars"), dict):
+            r.fail("solve", "expected a mapping with 'vars' (name: [lo, hi]) and 'constraints'")
+        svars = {str(k): r.int_range(f"solve.vars.{k}", v) for k, v in raw["vars"].items()}
+        cons = [r.expr(f"solve.constraints[{j}]", c) for j, c in enumerate(raw.get("constraints") or [])]
+        solve = SolveSpec(svars, cons)
+
+    constraints_raw = entry.get("constraints") or []
+    if not isinstance(constraints_raw, list):
+        r.fail("constraints", "expected a list of expressions")
+    constraints = [r.expr(f"constraints[{j}]", c) for j, c in enumerate(constraints_raw)]
+
+    out = entry.get("output") or {}
+    if not isinstance(out, dict):
+        r.fail("output", "expected a mapping with 'shape' (or 'shapes') and 'dtype'")
+    r.unknown_keys("output", out, _OUTPUT_KEYS)
+    if "shape" in out and "shapes" in out:
+        r.fail("output", "give either 'shape' or 'shapes', not both")
+    out_shape = r.expr("output.shape", out["shape"]) if "shape" in out else None
+    out_shapes = r.expr("output.shapes", out["shapes"]) if "shapes" in out else None
+    out_dtype = r.expr("output.dtype", out["dtype"]) if "dtype" in out else None
+
+    tolerance = entry.get("tolerance", "exact")
+    if not isinstance(tolerance, str):
+        r.fail("tolerance", "expected a tolerance class name")
+
+    call = entry.get("call") or {}
+    if not isinstance(call, dict) or set(call) - {"args", "kwargs"}:
+        r.fail("call", "expected a mapping with optional 'args' (list) and 'kwargs' (mapping)")
+    call_args = None
+    if "args" in call:
+        if not isinstance(call["args"], list):
+            r.fail("call.args", "expected a list of expressions")
+        call_args = [r.expr(f"call.args[{j}]", a) for j, a in enumerate(call["args"])]
+    call_kwargs = None
+    if "kwargs" in call:
+        if not isinstance(call["kwargs"], dict):
+            r.fail("call.kwargs", "expected a mapping of keyword to expression")
+        call_kwargs = {str(k): r.expr(f"call.kwargs.{k}", v) for k, v in call["kwargs"].items()}
+
+    for fld in ("exact", "continuous", "may_trap"):
+        if fld in entry and not isinstance(entry[fld], bool):
+            r.fail(fld, "expected true or false")
+    relax_name = entry.get("relax", entry["name"])
+    if not isinstance(relax_name, str) or not all(p.isidentifier() for p in relax_name.split(".")):
+        r.fail("relax", f"expected a dotted name under relax.op, got {relax_name!r}")
+
+    return OpSpec(
+        name=entry["name"], relax=relax_name, inputs=inputs, dtypes=tuple(dtypes), attrs=attrs,
+        solve=solve, constraints=constraints, out_shape=out_shape, out_shapes=out_shapes,
+        out_dtype=out_dtype, reference=r.expr("reference", entry["reference"]),
+        tolerance=tolerance, exact=bool(entry.get("exact", False)),
+        amplification=r.expr("amplification", entry["amplification"]) if "amplification" in entry else None,
+        continuous=bool(entry.get("continuous", True)), may_trap=bool(entry.get("may_trap", False)),
+        call_args=call_args,
+        call_kwargs=call_kwargs, source=path, note=str(entry.get("note", "")),
+    )
+
+
+def _read_tolerances(path: str, raw: Any) -> dict[str, dict[str, tuple[float, float]]]:
+    if not isinstance(raw, dict):
+        raise SpecError(f"{path}: field 'tolerances'", "expected a mapping of class to dtype table")
+    out = {}
+    for cls, table in raw.items():
+        where = f"{path}: tolerance class '{cls}'"
+        if not isinstance(table, dict):
+            raise SpecError(where, "expected a mapping of dtype to [rtol, atol]")
+        out[cls] = {}
+        for dt, pair in table.items():
+            if dt not in _TOLERANCE_KEYS:
+                raise SpecError(f"{where}, dtype '{dt}'", f"unknown dtype; known: {', '.join(ALL_DTYPES)}")
+            if (not isinstance(pair, list) or len(pair) != 2
+                    or not all(isinstance(v, (int, float)) and v >= 0 for v in pair)):
+                raise SpecError(f"{where}, dtype '{dt}'", f"expected [rtol, atol] >= 0, got {pair!r}")
+            out[cls][dt] = (float(pair[0]), float(pair[1]))
+    return out
+
+
+def load_specs(spec_dir: str | os.PathLike | None = None) -> SpecSet:
+    """Load every ``*.yaml`` in the folder. Errors name the file, op and field."""
+    folder = Path(spec_dir) if spec_dir is not None else DEFAULT_SPEC_DIR
+    if not folder.is_dir():
+        raise SpecError(str(folder), "op spec folder not found")
+    files = sorted(folder.glob("*.yaml"))
+    if not files:
+        raise SpecError(str(folder), "no *.yaml op spec files in this folder")
+    namespaces = _namespaces()
+    ops: dict[str, OpSpec] = {}
+    tolerances: dict[str, dict] = {}
+    for path in files:
+        shown = str(path)
+        try:
+            doc = yaml.safe_load(path.read_text())
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f" line {mark.line + 1}" if mark is not None else ""
+            raise SpecError(f"{shown}{line}", f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        if doc is None:
+            continue
+        if not isinstance(doc, dict) or set(doc) - {"ops", "tolerances"}:
+            raise SpecError(shown, "expected a mapping with 'ops' (a list) and/or 'tolerances'")
+        if "tolerances" in doc:
+            tolerances.update(_read_tolerances(shown, doc["tolerances"]))
+        entries = doc.get("ops") or []
+        if not isinstance(entries, list):
+            raise SpecError(f"{shown}: field 'ops'", "expected a list of op entries")
+        for entry in entries:
+            op = _read_op(shown, entry, namespaces)
+            if op.name in ops:
+                raise SpecError(f"{shown}: op '{op.name}'", f"defined twice (also in {ops[op.name].source})")
+            ops[op.name] = op
+    for op in ops.values():
+        if op.tolerance not in tolerances:
+            raise SpecError(f"{op.source}: op '{op.name}', field 'tolerance'",
+                            f"unknown tolerance class '{op.tolerance}'; known: {sorted(tolerances)}")
+    if not ops:
+        raise SpecError(str(folder), "no ops defined")
+    return SpecSet(ops, tolerances)

@@ -1,0 +1,50 @@
+"""The Dialect interface: what a worker needs of an IR to fuzz it.
+
+A dialect turns hirfuzz's plain-data cases into its TVM's IR and runs them. Every method
+runs in a worker process, under the interpreter that holds that TVM, and may import it;
+the coordinator only ever sees `DialectInfo` (dialects/__init__.py). Errors are raised as
+they come: the worker turns each into data for the oracles, tagged with the stage
+(protocol.STAGES) it happened in.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+
+import numpy as np
+
+
+class Dialect(ABC):
+    name: str
+
+    @abstractmethod
+    def describe_installation(self) -> dict:
+        """The worker's handshake: {"tvm": version, "targets": [...], "devices": {...}}."""
+
+    @abstractmethod
+    def lower(self, request: dict):
+        """The case's module: its graph lowered under its plan, with its violation if any.
+        Each operator node's call is in `request["calls"]` (core.calls)."""
+
+    @abstractmethod
+    def check_well_formed(self, module) -> None:
+        """Raise if the module is not well-formed IR."""
+
+    @abstractmethod
+    def mutate(self, module, seed: int, count: int):
+        """(an equivalent, well-formed module, the mutators applied)."""
+
+    @abstractmethod
+    def apply_passes(self, module, config: dict):
+        """The module after the configuration's pass sequence."""
+
+    @abstractmethod
+    def build(self, module, config: dict):
+        """An executable for the configuration's executor and target."""
+
+    @abstractmethod
+    def run(self, executable, config: dict, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        """The entry function's results on the inputs, flattened to arrays."""
+
+    @abstractmethod
+    def render(self, module) -> tuple[str, list[np.ndarray]]:
+        """The module as text that parses back, and its tensor constants."""

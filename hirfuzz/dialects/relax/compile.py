@@ -1,0 +1,48 @@
+"""Compilation: an IRModule becomes an executable under one configuration (in workers).
+
+A configuration (`protocol.make_config`) is (pass sequence, opt level, pipeline,
+executable mode, target). A pass sequence runs before relax.build, inside the
+configuration's PassContext.
+"""
+from __future__ import annotations
+
+import importlib
+import sys
+
+import tvm
+from tvm import relax
+
+from ...protocol import make_config
+
+
+def device_for(target):
+    """The device for a target string or a configuration."""
+    target = target if isinstance(target, str) else target["target"]
+    kind = tvm.target.Target(target).kind.name
+    return tvm.cuda(0) if kind == "cuda" else tvm.cpu(0)
+
+
+def instantiate_pass(step: dict):
+    """The tvm.transform.Pass for one step of a sequence (a user's factory, or relax.transform)."""
+    if step.get("import"):
+        module_name, factory = step["import"].split(":")
+        if step.get("search_dir") and step["search_dir"] not in sys.path:
+            sys.path.insert(0, step["search_dir"])
+        return getattr(importlib.import_module(module_name), factory)(**step["args"])
+    return getattr(relax.transform, step["name"])(**step["args"])
+
+
+def apply_passes(mod, config: dict):
+    """Run the configuration's pass sequence (stage 'passes')."""
+    if not config.get("passes"):
+        return mod
+    with tvm.transform.PassContext(opt_level=config["opt_level"]):
+        return tvm.transform.Sequential([instantiate_pass(step) for step in config["passes"]])(mod)
+
+
+def build_module(mod, config: dict | None = None):
+    """relax.build under the configuration (stage 'build')."""
+    config = config or make_config()
+    with tvm.transform.PassContext(opt_level=config["opt_level"]):
+        return relax.build(mod, target=config["target"], relax_pipeline=config["pipeline"],
+                           exec_mode=config["exec_mode"])

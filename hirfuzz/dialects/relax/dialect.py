@@ -1,0 +1,58 @@
+"""Relax on apache-tvm 0.27 behind the Dialect interface (imported by workers only)."""
+from __future__ import annotations
+
+
+import numpy as np
+import tvm
+from tvm import relax
+
+from ...core.graph import Graph
+from ...core.plan import LoweringPlan
+from ..base import Dialect
+from .compile import apply_passes, build_module
+from .lower import lower_graph
+from .mutate import mutate, prepare_for_build
+from .run import run_module
+from .script import module_to_script
+from .violate import apply_violation
+
+
+class RelaxDialect(Dialect):
+    name = "relax"
+
+    def describe_installation(self) -> dict:
+        cuda = tvm.runtime.enabled("cuda")
+        return {"tvm": tvm.__version__, "dialects": ["relax"],
+                "targets": ["llvm"] + (["cuda"] if cuda else []),
+                "devices": {"cuda": bool(cuda and tvm.cuda(0).exist)}}
+
+    def lower(self, request: dict):
+        plan = LoweringPlan.from_json(request["plan"]) if request.get("plan") else None
+        mod = lower_graph(Graph.from_json(request["graph"]), request["calls"], plan=plan)
+        if request.get("violation") is not None:
+            mod = apply_violation(mod, request["violation"])
+        return mod
+
+    def check_well_formed(self, module) -> None:
+        relax.analysis.well_formed(module)
+
+    def mutate(self, module, seed: int, count: int):
+        mutant, applied = mutate(module, np.random.default_rng(seed), count)
+        relax.analysis.well_formed(mutant)
+        return mutant, applied
+
+    def apply_passes(self, module, config: dict):
+        return apply_passes(module, config)
+
+    def build(self, module, config: dict):
+        # LambdaLift where closures remain: TVM 0.27's precondition for building
+        return build_module(prepare_for_build(module), config)
+
+    def run(self, executable, config: dict, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        return run_module(executable, config, inputs)
+
+    def render(self, module):
+        return module_to_script(module)
+
+
+DIALECT = RelaxDialect()

@@ -1,0 +1,242 @@
+"""Standalone reproducers for Relax findings: a script that needs only tvm and numpy.
+
+The script rebuilds the module (with BlockBuilder calls, so it works even when TVM crashes
+while printing, or from the TVMScript the worker printed for modules with functions and
+features), prints it, runs the pass sequence, builds and runs it, and exits 1 while the
+bug is there. Its marks (`protocol.REPRO_MARK`) tell the checker how far it got. Writing
+it imports no TVM: it runs in the coordinator.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import numpy as np
+
+from ...core.finding import Finding
+from ...core.graph import Graph, Ref
+from ...protocol import REPRO_MARK as MARK, describe_config
+
+class _Code:
+    """A Python expression in the reproducer; its repr is the text, so lists of them print."""
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+def _literal(value) -> str:
+    return repr(value)
+
+
+def _array_code(a: np.ndarray) -> str:
+    return f"np.array({a.tolist()!r}, dtype={a.dtype.name!r})"
+
+
+def render_module_code(graph: Graph, specs) -> str:
+    """Python that rebuilds the lowered module with BlockBuilder calls (tvm + numpy only)."""
+    names: dict[Ref, str] = {}
+    lines = ["def build_module():", "    bb = relax.BlockBuilder()"]
+    params = []
+    for n in graph.variables:
+        name = f"x{n.id}"
+        names[Ref(n.id)] = name
+        params.append(name)
+        lines.append(f"    {name} = relax.Var({name!r}, relax.TensorType({list(n.type.shape)!r}, {n.type.dtype!r}))")
+    lines.append(f"    with bb.function('main', [{', '.join(params)}]):")
+    lines.append("        with bb.dataflow():")
+    for node in graph.nodes:
+        if node.kind == "const":
+            name = f"c{node.id}"
+            names[Ref(node.id)] = name
+            arr = np.asarray(node.value, dtype=node.type.dtype)
+            lines.append(f"            {name} = relax.const({_array_code(arr)}, {node.type.dtype!r})")
+        if node.kind != "op":
+            continue
+        spec = specs.ops[node.op]
+        env = {ispec.name: ([_Code(names[r]) for r in item] if isinstance(item, list) else _Code(names[item]))
+               for ispec, item in zip(spec.inputs, node.inputs)}
+        args, kwargs = spec.call_arguments(node.attrs, node.dtype, env)
+        call_text = ", ".join([repr(a) for a in args] + [f"{k}={_literal(v)}" for k, v in kwargs.items()])
+        name = f"lv{node.id}"
+        lines.append(f"            {name} = bb.emit(relax.op.{spec.relax}({call_text}))")
+        if spec.multi_output:
+            for i in range(len(node.outputs)):
+                names[Ref(node.id, i)] = f"{name}_{i}"
+                lines.append(f"            {name}_{i} = bb.emit(relax.TupleGetItem({name}, {i}))")
+        else:
+            names[Ref(node.id)] = name
+    results = [names[r] for r in graph.results()]
+    out = results[0] if len(results) == 1 else f"relax.Tuple([{', '.join(results)}])"
+    lines.append(f"            gv = bb.emit_output({out})")
+    lines.append("        bb.emit_func_output(gv)")
+    lines.append("    return bb.get()")
+    return "\n".join(lines)
+
+
+_REPRO_MAIN = '''
+
+def flatten(value):
+    if isinstance(value, tvm.runtime.Tensor):
+        return [value.numpy()]
+    return [a for v in value for a in flatten(v)]
+
+
+def main():
+    stage = "setup"  # what the script needs besides TVM (a user's pass module): not the bug
+    try:
+        pass_list = passes()
+        stage = "lower"
+        mod = build_module()
+        print(mod.script())
+        stage = "well_formed"
+        relax.analysis.well_formed(mod)
+        with tvm.transform.PassContext(opt_level=OPT_LEVEL):
+            stage = "passes"
+            mod = tvm.transform.Sequential(pass_list)(mod)
+            stage = "build"
+            mod = prepare_for_build(mod)
+            executable = relax.build(mod, target=TARGET, relax_pipeline=PIPELINE, exec_mode=EXEC_MODE)
+        if not RUN:
+            print("{mark} ok")
+            return 0
+        stage = "run"
+        dev = tvm.cuda(0) if TARGET.startswith("cuda") else tvm.cpu(0)
+        vm = relax.VirtualMachine(executable, dev)
+        outputs = flatten(vm["main"](*[tvm.runtime.tensor(a, dev) for a in INPUTS]))
+    except Exception as exc:
+        print(f"{mark} stage={{stage}} error={{type(exc).__name__}}")
+        raise
+    if EXPECT_REJECTION:
+        print("{mark} accepted")
+        return 1
+    if EXPECTED is None:
+        print("{mark} ok")
+        return 0
+    failed = False
+    for i, (got, (want, rtol, atol)) in enumerate(zip(outputs, EXPECTED)):
+        if want is None:
+            continue  # not comparable: rounding may have been amplified
+        if got.dtype != want.dtype or got.shape != want.shape:
+            print(f"result {{i}}: got {{got.dtype}}{{list(got.shape)}}, expected {{want.dtype}}{{list(want.shape)}}")
+            failed = True
+        elif atol == 0 and rtol == 0:
+            if not np.array_equal(got, want):
+                print(f"result {{i}}: {{int(np.sum(got != want))}} elements differ\\n got {{got}}\\n expected {{want}}")
+                failed = True
+        elif not np.allclose(got.astype("float64"), want.astype("float64"), rtol=rtol, atol=atol):
+            print(f"result {{i}}: outside rtol={{rtol}} atol={{atol}}\\n got {{got}}\\n expected {{want}}")
+            failed = True
+    print("{mark} mismatch" if failed else "{mark} ok")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''.format(mark=MARK)
+
+
+def _source_of(module_file: str, name: str) -> str:
+    """The source text of a top-level function of a hirfuzz module, without importing it."""
+    text = (Path(__file__).parent / module_file).read_text()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return ast.get_source_segment(text, node)
+    raise ValueError(f"{module_file} has no function {name}")
+
+
+def _pass_code(step: dict) -> str:
+    if step.get("import"):
+        return f"user_pass({step['import']!r}, {step.get('search_dir')!r}, {step['args']!r})"
+    args = ", ".join(f"{k}={v!r}" for k, v in step["args"].items())
+    return f"relax.transform.{step['name']}({args})"
+
+
+_USER_PASS = """
+
+def user_pass(path, search_dir, args):
+    \"\"\"A pass from the user's own module (`import:` in their pass catalog).\"\"\"
+    import importlib
+    if search_dir and search_dir not in sys.path:
+        sys.path.insert(0, search_dir)
+    module, factory = path.split(":")
+    return getattr(importlib.import_module(module), factory)(**args)
+"""
+
+
+def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, inputs: list[np.ndarray],
+                      run: bool, expected: list | None, tvm_version: str | None,
+                      violation_plan: dict | None = None, module_script: dict | None = None) -> str:
+    """A standalone script: exits 1 (exception, mismatch) or dies while the bug is present.
+
+    With a violation plan (disruptive mode) the script adds the violating call with the
+    very function the worker used, and a program that builds and runs is the bug.
+    """
+    user_modules = sorted({f"{step['import'].split(':')[0]} (from {step.get('search_dir') or 'site-packages'})"
+                           for step in config.get("passes", []) if step.get("import")})
+    header = [
+        '"""hirfuzz reproducer.',
+        "",
+        f"Finding: {finding.kind} ({finding.oracle} oracle) at stage '{finding.stage}'",
+        f"Message: {finding.message}",
+        f"TVM: {tvm_version or 'unknown'}; built as: {describe_config(config)}",
+        *([f"Needs your pass module(s): {', '.join(user_modules)}; the script puts that folder on sys.path"]
+          if user_modules else []),
+        "Run: python repro.py   (exit status 0 means the bug no longer reproduces)",
+        '"""',
+        "import sys",
+        "",
+        "import numpy as np",
+        "import tvm",
+        "from tvm import relax",
+        "",
+        f"TARGET = {config['target']!r}",
+        f"OPT_LEVEL = {config['opt_level']!r}",
+        f"PIPELINE = {config['pipeline']!r}",
+        f"EXEC_MODE = {config['exec_mode']!r}",
+        f"RUN = {run!r}",
+        "",
+    ]
+    # the worker's own precondition step, copied verbatim (read as text: mutate imports TVM,
+    # which the coordinator never does)
+    header += ["", _source_of("mutate.py", "prepare_for_build"), "", _source_of("mutate.py", "_has_local_functions")]
+    passes = [_pass_code(step) for step in config.get("passes", [])]
+    if any(step.get("import") for step in config.get("passes", [])):
+        header.append(_USER_PASS)
+    header += ["", "def passes():", f"    return [{', '.join(passes)}]", ""]
+    if module_script is None:
+        body = [render_module_code(graph, specs), ""]
+    elif "error" in module_script:
+        # no faithful TVMScript: say so; the reproducer check will then keep it unconfirmed
+        body = ["def build_module():",
+                f"    raise RuntimeError({('hirfuzz could not print this module: ' + module_script['error'])!r})", ""]
+    else:
+        body = ["from tvm.script import ir as I, relax as R, tirx as T  # noqa: E402,E741", "",
+                "def TypeVar(name):  # how the printer spells a global function's symbolic dimension",
+                "    return tvm.tirx.Var(name, 'int64')", "",
+                "_c = [  # the module's tensor constants",
+                *[f"    {_array_code(c)}," for c in module_script["consts"]], "]", "",
+                module_script["script"].strip(), "", "",
+                "def build_module():", "    return Module", ""]
+    if violation_plan is not None:
+        from .violate import apply_violation
+        body[0] = body[0].replace("def build_module():", "def build_valid_module():", 1)
+        body += [inspect.getsource(apply_violation), "",
+                 f"VIOLATION = {violation_plan!r}", "",
+                 "def build_module():",
+                 "    return apply_violation(build_valid_module(), VIOLATION)", ""]
+    body.append(f"EXPECT_REJECTION = {violation_plan is not None!r}  # an invalid program: accepting it is the bug")
+    body.append("INPUTS = [")
+    body += [f"    {_array_code(a)}," for a in inputs]
+    body.append("]")
+    if expected is None:
+        body.append("EXPECTED = None")
+    else:
+        body.append("EXPECTED = [  # (expected value or None if not comparable, rtol, atol)")
+        for value, rtol, atol in expected:
+            body.append(f"    ({_array_code(value) if value is not None else 'None'}, {rtol!r}, {atol!r}),")
+        body.append("]")
+    return "\n".join(header + body) + _REPRO_MAIN

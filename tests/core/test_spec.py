@@ -1,0 +1,202 @@
+"""Op spec loading: the shipped specs load; malformed specs fail with a SpecError that names
+the file, the op and the field."""
+import shutil
+import textwrap
+
+import pytest
+
+from conftest import SPECS
+from hirfuzz.errors import SpecError
+from hirfuzz.core.spec import ALL_DTYPES, load_specs
+
+
+GOOD_OP = """\
+ops:
+  - name: myop
+    relax: add
+    inputs:
+      - a
+      - {name: b, shape: rand_broadcastable(a.shape)}
+    dtypes: [int32, float32]
+    constraints: ["broadcastable(a.shape, b.shape)"]
+    output:
+      shape: broadcast_shapes(a.shape, b.shape)
+    reference: np.add(a, b)
+    tolerance: float
+"""
+
+
+def test_shipped_specs_load():
+    specs = load_specs()
+    assert len(specs.ops) >= 120
+    for name, op in specs.ops.items():
+        assert op.dtypes and set(op.dtypes) <= set(ALL_DTYPES), name
+        assert op.tolerance in specs.tolerances, name
+        assert op.source.endswith(".yaml")
+
+
+def test_shipped_specs_one_file_per_family():
+    files = {p.name for p in SPECS.glob("*.yaml")}
+    assert {"unary.yaml", "binary.yaml", "compare.yaml", "logical.yaml", "reduction.yaml",
+            "layout.yaml", "nn.yaml", "tolerances.yaml", "indexing.yaml", "sort.yaml",
+            "creation.yaml", "linalg.yaml", "norm.yaml"} <= files
+    specs = load_specs()
+    assert specs.ops["exp"].source.endswith("unary.yaml")
+    assert specs.ops["equal"].source.endswith("compare.yaml")
+    assert specs.ops["sum"].source.endswith("reduction.yaml")
+    assert specs.ops["gather_nd"].source.endswith("indexing.yaml")
+    assert specs.ops["nn.layer_norm"].source.endswith("norm.yaml")
+
+
+def test_index_inputs_have_own_dtype_and_domain():
+    """Index inputs are integer tensors kept in range; ops where an out-of-range index is UB
+    may trap, so such a case is built but never run."""
+    specs = load_specs()
+    for name in ("take", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd"):
+        op = specs.ops[name]
+        idx = op.inputs[1]
+        assert idx.dtype is not None and idx.domain is not None, name
+        assert op.may_trap, name
+
+
+@pytest.fixture
+def spec_dir(tmp_path):
+    d = tmp_path / "specs"
+    d.mkdir()
+    shutil.copy(SPECS / "tolerances.yaml", d / "tolerances.yaml")
+    return d
+
+
+def _write(d, text, name="bad.yaml"):
+    (d / name).write_text(textwrap.dedent(text))
+
+
+def _load_error(d) -> str:
+    with pytest.raises(SpecError) as info:
+        load_specs(d)
+    return str(info.value)
+
+
+def test_good_minimal_spec_loads(spec_dir):
+    _write(spec_dir, GOOD_OP)
+    specs = load_specs(spec_dir)
+    assert specs.names() == ["myop"]
+    op = specs.ops["myop"]
+    assert op.relax == "add" and op.dtypes == ("int32", "float32")
+    assert op.reference.text == "np.add(a, b)"
+
+
+def _assert_names(msg, field, op="myop"):
+    assert "bad.yaml" in msg, msg
+    assert f"op '{op}'" in msg, msg
+    assert f"field '{field}" in msg, msg
+
+
+def test_bad_yaml_names_the_file_and_line(spec_dir):
+    _write(spec_dir, "ops:\n  - name: myop\n    inputs: [a\n    dtypes: [int32]\n")
+    msg = _load_error(spec_dir)
+    assert "bad.yaml" in msg and "line" in msg and "YAML" in msg
+
+
+def test_unknown_key(spec_dir):
+    _write(spec_dir, GOOD_OP.replace("    tolerance: float\n", "    tolerance: float\n    tolerence: exact\n"))
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "(op)")
+    assert "tolerence" in msg
+
+
+def test_unknown_input_key(spec_dir):
+    _write(spec_dir, GOOD_OP.replace("{name: b, shape:", "{name: b, shap: x, shape:"))
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "inputs[1]")
+    assert "shap" in msg
+
+
+def test_missing_reference(spec_dir):
+    _write(spec_dir, GOOD_OP.replace("    reference: np.add(a, b)\n", ""))
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "reference")
+    assert "required" in msg
+
+
+def test_unknown_dtype(spec_dir):
+    _write(spec_dir, GOOD_OP.replace("dtypes: [int32, float32]", "dtypes: [int32, bfloat16]"))
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "dtypes")
+    assert "bfloat16" in msg
+
+
+def test_unknown_tolerance_class(spec_dir):
+    _write(spec_dir, GOOD_OP.replace("tolerance: float", "tolerance: loose"))
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "tolerance")
+    assert "loose" in msg
+
+
+def test_unparseable_expression(spec_dir):
+    _write(spec_dir, GOOD_OP.replace("reference: np.add(a, b)", "reference: np.add(a, b"))
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "reference")
+    assert "cannot parse" in msg
+
+
+def test_unparseable_shape_rule(spec_dir):
+    _write(spec_dir, GOOD_OP.replace("shape: broadcast_shapes(a.shape, b.shape)",
+                                     "shape: broadcast_shapes(a.shape,, b.shape)"))
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "output.shape")
+
+
+@pytest.mark.parametrize("expr, field, words", [
+    ("\"__import__('os').system('true')\"", "reference", "__import__"),
+    ("a.__class__", "reference", "__class__"),
+    ("np.add.__globals__", "reference", "__globals__"),
+    ("\"open('/etc/passwd')\"", "reference", "open"),
+    ("\"[c for c in ().__class__.__bases__]\"", "reference", "__class__"),
+    ("np.load", "reference", "np.load"),
+    ("\"lambda: 1\"", "reference", "Lambda"),
+])
+def test_forbidden_constructs(spec_dir, expr, field, words):
+    _write(spec_dir, GOOD_OP.replace("reference: np.add(a, b)", f"reference: {expr}"))
+    msg = _load_error(spec_dir)
+    _assert_names(msg, field)
+    assert words in msg, msg
+
+
+def test_forbidden_construct_in_attr_rule(spec_dir):
+    bad = GOOD_OP.replace("    constraints:", "    attrs:\n      k: x.__class__\n    constraints:")
+    _write(spec_dir, bad)
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "attrs.k")
+    assert "__class__" in msg
+
+
+def test_flow_style_comma_split_is_caught(spec_dir):
+    """The YAML gotcha: an unquoted expression with a comma inside {...} splits in two."""
+    _write(spec_dir, GOOD_OP.replace("    output:\n      shape: broadcast_shapes(a.shape, b.shape)\n",
+                                     "    output: {shape: broadcast_shapes(a.shape, b.shape)}\n"))
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "output")
+    assert "unknown key" in msg
+
+
+def test_duplicate_op_across_files(spec_dir):
+    _write(spec_dir, GOOD_OP, name="one.yaml")
+    _write(spec_dir, GOOD_OP, name="two.yaml")
+    with pytest.raises(SpecError) as info:
+        load_specs(spec_dir)
+    msg = str(info.value)
+    assert "two.yaml" in msg and "myop" in msg and "one.yaml" in msg
+
+
+def test_later_inputs_need_a_shape_rule(spec_dir):
+    _write(spec_dir, GOOD_OP.replace("{name: b, shape: rand_broadcastable(a.shape)}", "b"))
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "inputs[1]")
+    assert "shape" in msg
+
+
+def test_bad_relax_name(spec_dir):
+    _write(spec_dir, GOOD_OP.replace("relax: add", "relax: \"add; import os\""))
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "relax")

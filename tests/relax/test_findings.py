@@ -1,0 +1,111 @@
+"""Oracles end to end: planted spec mistakes become findings whose reproducers fail alone."""
+import json
+import subprocess
+import sys
+
+from conftest import BOOL_ADD, run_hirfuzz
+
+
+WRONG_EXP = """
+ops:
+  - name: exp
+    inputs: [x]
+    dtypes: [float32]
+    reference: np.exp(x) + 0.5
+    tolerance: transcendental
+"""
+
+
+def plant(tmp_path, text):
+    d = tmp_path / "specs"
+    d.mkdir()
+    (d / "ops.yaml").write_text(text)
+    (d / "tolerances.yaml").write_text((__import__("conftest").SPECS / "tolerances.yaml").read_text())
+    return d
+
+
+def campaign(tmp_path, specs, n=2):
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--specs", specs, "--iterations", n, "--ops", 2, "--out", out, "--no-progress")
+    assert proc.returncode == 0, proc.stderr
+    return out, json.loads((out / "summary.json").read_text())
+
+
+def test_build_crash_is_found_deduplicated_and_reproduced(tmp_path):
+    # TVM 0.27 accepts add on bool tensors in type inference, then fails in legalisation
+    out, summary = campaign(tmp_path, plant(tmp_path, BOOL_ADD), n=3)
+    assert len(summary["findings"]) == 1
+    f = summary["findings"][0]
+    assert f["kind"] == "crash" and f["stage"] == "build" and f["hits"] == 3
+    assert "InternalError" in f["signature"]
+    repro = subprocess.run([sys.executable, f"{f['path']}/repro.py"], capture_output=True, text=True, timeout=300)
+    assert repro.returncode == 1
+    assert "HIRFUZZ-REPRO stage=build error=InternalError" in repro.stdout
+    saved = json.loads(open(f"{f['path']}/case.json").read())
+    assert saved["graph"]["nodes"]
+
+
+def test_wrong_result_is_reported_with_expected_values(tmp_path):
+    out, summary = campaign(tmp_path, plant(tmp_path, WRONG_EXP), n=1)
+    assert [f["kind"] for f in summary["findings"]] == ["wrong-result"]
+    f = summary["findings"][0]
+    assert f["oracle"] == "reference"
+    repro = subprocess.run([sys.executable, f"{f['path']}/repro.py"], capture_output=True, text=True, timeout=300)
+    assert repro.returncode == 1 and "HIRFUZZ-REPRO mismatch" in repro.stdout
+
+
+def test_correct_specs_give_no_finding(tmp_path):
+    out, summary = campaign(tmp_path, plant(tmp_path, WRONG_EXP.replace(" + 0.5", "")), n=2)
+    assert summary["findings"] == [] and summary["compared"] == 2
+
+
+def test_a_reference_that_cannot_compute_marks_the_case_not_comparable(tmp_path):
+    """Out-of-domain inputs can break the NumPy reference itself (an index out of range):
+    the case is then not compared below that node, and the campaign goes on."""
+    import numpy as np
+    from hirfuzz.core.coverage import Coverage
+    from hirfuzz.core.generate import generate_graph
+    from hirfuzz.core.inputs import choose_inputs
+    from hirfuzz.core.spec import load_specs
+    d = plant(tmp_path, "ops:\n  - name: abs\n    inputs: [x]\n    dtypes: [int32]\n    reference: x[99]\n")
+    specs = load_specs(d)
+    g = generate_graph(specs, np.random.default_rng(0), 2, Coverage())
+    chosen = choose_inputs(g, specs, np.random.default_rng(0))
+    assert chosen.runnable and not chosen.comparable
+    assert "reference cannot compute" in chosen.reason
+    assert not any(chosen.facts[r].stable for r in g.results())
+
+
+def test_crash_signatures_key_tvm_checks_on_their_condition():
+    """One TVM check site is one finding, whatever IR its message names; addresses,
+    variable names and numbers do not split findings either."""
+    from hirfuzz.core.finding import crash_signature
+    trace = 'File "/tvm/src/relax/backend/vm/vm_shape_lower.cc", line 1, in VisitPrimExpr\n'
+    first = crash_signature("build", "InternalError", "Check failed: (slot->value_computed) is false: PrimExpr "
+                            'T.int64(2) * n2 in function I.GlobalVar("f1") has not been computed', trace)
+    second = crash_signature("build", "InternalError", "Check failed: (slot->value_computed) is false: PrimExpr "
+                             'T.int64(8) * (n2 * n1) in function I.GlobalVar("main_local2") has not been computed', trace)
+    other = crash_signature("build", "InternalError", "Check failed: (it != functions.end()) is false: There is "
+                            'no definition of I.GlobalVar("f1")', trace)
+    assert first == second != other
+    assert (crash_signature("run", "TVMError", "bad pointer 0x7f00aa at lv12", "") ==
+            crash_signature("run", "TVMError", "bad pointer 0x5500bb at lv3", ""))
+
+
+def test_a_hang_is_confirmed_on_cpu_time_not_on_a_slow_wall_clock(tmp_path):
+    """A reproducer that spins is a hang; one that is merely slow on the wall clock (a
+    loaded machine) is not; one that hangs asleep is caught by the wall-clock limit."""
+    from hirfuzz.campaign.triage import check_reproducer
+    from hirfuzz.core.finding import Finding
+    from hirfuzz.protocol import REPRO_MARK as MARK
+    hang = Finding(kind="hang", oracle="crash", stage="worker", signature="hang|worker|timeout", message="")
+    scripts = {"spin": "while True:\n    pass\n",
+               "slow": f"import time\ntime.sleep(3)\nprint('{MARK} ok')\n",
+               "asleep": "import time\ntime.sleep(60)\n"}
+    seen = {}
+    for name, text in scripts.items():
+        (tmp_path / f"{name}.py").write_text(text)
+        seen[name] = check_reproducer(tmp_path / f"{name}.py", hang, timeout_s=2)
+    assert seen["spin"].reproduced and "CPU time" in seen["spin"].observed
+    assert not seen["slow"].reproduced and seen["slow"].observed == f"{MARK} ok"
+    assert seen["asleep"].reproduced and seen["asleep"].observed == "hang"

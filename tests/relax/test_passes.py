@@ -1,0 +1,173 @@
+"""The compilation matrix: the pass catalog, pass-order fuzzing with planted faulty passes,
+executors and targets."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tvm.relax.transform as relax_transform
+
+from conftest import ROOT, run_hirfuzz
+from hirfuzz.errors import HirfuzzError
+from hirfuzz.core.passes import (draw_sequence, load_catalog, minimise_sequence, parse_sequence,
+                            unmet_requirements)
+
+PLANTED = ROOT / "tests" / "relax" / "planted" / "planted.yaml"
+SMALL = ["--only-ops", "add,multiply,exp,abs,subtract,sum,concat", "--no-progress", "--jobs", "1"]
+
+
+def test_builtin_catalog_has_40_real_passes():
+    catalog = load_catalog()
+    assert len(catalog.entries) >= 40
+    for entry in catalog.entries.values():
+        assert hasattr(relax_transform, entry.name), entry.name
+    proc = run_hirfuzz("--list-passes")
+    assert proc.returncode == 0 and len(proc.stdout.split()) >= 40
+
+
+def test_drawn_sequences_respect_requirements():
+    catalog = load_catalog()
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(300):
+        seq = draw_sequence(catalog, rng, max_len=8)
+        assert unmet_requirements(seq, catalog) is None
+        assert all(catalog.entries[s["name"]].draw for s in seq)
+        seen.update(s["name"] for s in seq)
+    assert {"FuseOps", "FuseTIR", "LegalizeOps"} <= seen  # chains behind requirements do appear
+
+
+def test_minimise_sequence_keeps_only_what_fails():
+    catalog = load_catalog()
+    seq = parse_sequence("FoldConstant,LegalizeOps,AnnotateTIROpPattern,CanonicalizeBindings,FuseOps", catalog)
+    # fails while FuseOps is in the sequence; FuseOps needs AnnotateTIROpPattern needs LegalizeOps
+    minimal = minimise_sequence(seq, lambda s: any(x["name"] == "FuseOps" for x in s), catalog)
+    assert [s["name"] for s in minimal] == ["LegalizeOps", "AnnotateTIROpPattern", "FuseOps"]
+
+
+@pytest.mark.parametrize("text,needle", [
+    ("passes:\n  - {name: X, import: 'a:b', colour: red}\n", "unknown key"),
+    ("passes:\n  - {name: X}\n", "needs 'import"),
+    ("passes:\n  - {name: X, import: 'nocolon'}\n", "package.module:factory"),
+    ("passes:\n  - {name: X, import: 'a:b', args: {k: 3}}\n", "non-empty list"),
+    ("passes:\n  - {name: X, import: 'a:b', requires: [magic]}\n", "no pass in the catalog establishes"),
+    ("passes:\n  - {name: X, import: 'a:b', requires: [p], establishes: [q]}\n"
+     "  - {name: Y, import: 'a:c', requires: [q], establishes: [p]}\n", "precondition cycle"),
+    ("passes: [\n", "not valid YAML"),
+    ("passes:\n  - {name: FoldConstant, import: 'a:b'}\n", "already in the catalog"),
+])
+def test_malformed_user_catalog_is_rejected_clearly(tmp_path, text, needle):
+    f = tmp_path / "mine.yaml"
+    f.write_text(text)
+    with pytest.raises(HirfuzzError, match=needle):
+        load_catalog([f])
+    proc = run_hirfuzz("--passes", f, "--list-passes")
+    assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr
+    assert str(f) in proc.stderr
+
+
+def test_unknown_pass_in_pinned_sequence(tmp_path):
+    proc = run_hirfuzz("--pass-seq", "FoldConstant,FrobnicateOps", "--iterations", 1, "--out", tmp_path / "o")
+    assert proc.returncode == 2 and "FrobnicateOps" in proc.stderr
+    proc = run_hirfuzz("--pass-seq", "FuseTIR", "--iterations", 1, "--out", tmp_path / "o")
+    assert proc.returncode == 2 and "requires" in proc.stderr
+
+
+def planted_campaign(tmp_path, seq, n=4, seed=0):
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--passes", PLANTED, "--pass-seq", seq, "--iterations", n, "--ops", 8, "--out", out,
+                       "--seed", seed, *SMALL)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_planted_constant_change_is_found_with_minimal_sequence(tmp_path):
+    s = planted_campaign(tmp_path, "FoldConstant,PlantedChangeConstant,CanonicalizeBindings")
+    assert len(s["findings"]) == 1  # one bug, however many results show it
+    f = s["findings"][0]
+    assert f["kind"] == "wrong-result" and f["oracle"] == "pass-order"
+    assert f["message"].startswith("after PlantedChangeConstant():")
+    assert s["unconfirmed"] == []  # its reproducer fails alone, importing the user's pass
+
+
+def test_planted_binding_drop_is_found(tmp_path):
+    s = planted_campaign(tmp_path, "PlantedDropBinding", n=6)
+    assert s["findings"], s
+    assert all(f["oracle"] == "pass-order" and "PlantedDropBinding" in f["message"] for f in s["findings"])
+
+
+def test_planted_raise_on_a_closure_is_a_crash_naming_the_pass(tmp_path):
+    # closures come from the lowering plans, which put some subgraphs in local functions
+    s = planted_campaign(tmp_path, "CanonicalizeBindings,PlantedRaiseOnClosure", n=8, seed=3)
+    crashes = [f for f in s["findings"] if f["kind"] == "crash"]
+    assert crashes and crashes[0]["oracle"] == "pass-order" and crashes[0]["stage"] == "passes"
+    assert crashes[0]["message"].startswith("after PlantedRaiseOnClosure():")
+
+
+def test_a_pass_module_only_on_pythonpath_is_found_confirmed_and_replayed(tmp_path):
+    # the user's catalog sits in one folder and their module in another, on PYTHONPATH
+    # only: the reproducer check runs without that PYTHONPATH and must still import it
+    catalog = tmp_path / "catalog" / "mine.yaml"
+    catalog.parent.mkdir()
+    catalog.write_text(PLANTED.read_text())
+    out = tmp_path / "out"
+    env = {"PYTHONPATH": str(PLANTED.parent)}
+    proc = run_hirfuzz("--passes", catalog, "--pass-seq", "PlantedDropBinding", "--iterations", 6, "--ops", 8,
+                       "--out", out, *SMALL, env=env)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["findings"] and s["unconfirmed"] == [], s["unconfirmed"]
+    folder = s["findings"][0]["path"]
+    repro = open(os.path.join(folder, "repro.py")).read()
+    assert f"planted_passes (from {PLANTED.parent})" in repro  # the header says what it needs
+    for f in s["findings"]:
+        if f.get("reduced_from"):
+            # the message describes the reduced program, not the one first generated
+            graph = json.load(open(os.path.join(f["path"], "case.json")))["graph"]
+            named = f["message"].split("(", 2)[2].split(")")[0]  # "after P(): result i (op:dtype) ..."
+            op, dtype = named.split(":")
+            assert any(n.get("op") == op and n.get("dtype") == dtype for n in graph["nodes"]), f["message"]
+    replayed = subprocess.run([sys.executable, "-m", "hirfuzz.replay", out], capture_output=True, text=True,
+                              cwd=ROOT, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert replayed.returncode == 1 and "0 fail differently" in replayed.stdout, replayed.stdout
+
+    # a reproducer that cannot import the pass is hirfuzz's problem, never "no longer fails"
+    moved = tmp_path / "moved"
+    shutil.copytree(folder, moved)
+    (moved / "repro.py").write_text(repro.replace(repr(str(PLANTED.parent)), repr(str(tmp_path / "gone"))))
+    replayed = subprocess.run([sys.executable, "-m", "hirfuzz.replay", moved], capture_output=True, text=True,
+                              cwd=ROOT, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
+    assert replayed.returncode == 1 and replayed.stdout.startswith("cannot-run"), replayed.stdout
+    assert "No module named 'planted_passes'" in replayed.stdout
+
+
+def test_a_pass_module_that_cannot_be_found_is_one_clear_error(tmp_path):
+    catalog = tmp_path / "mine.yaml"
+    catalog.write_text(PLANTED.read_text())
+    proc = run_hirfuzz("--passes", catalog, "--list-passes")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "cannot find module 'planted_passes'" in proc.stderr and str(catalog) in proc.stderr
+
+
+def test_executors_agree_on_valid_programs(tmp_path):
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--executors", "compiled,unoptimised", "--no-pass-fuzz", "--iterations", 6, "--ops", 8,
+                       "--out", out, "--seed", 4, "--no-progress", "--jobs", 1)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["executors"] == ["compiled", "unoptimised"]
+    assert s["compared"] == 6
+    assert [f for f in s["findings"] if f["oracle"] == "executor"] == []
+
+
+@pytest.mark.skipif(os.path.exists("/dev/nvidiactl"), reason="a GPU is present")
+def test_cuda_is_skipped_with_one_line_without_a_gpu(tmp_path):
+    proc = run_hirfuzz("--target", "llvm,cuda", "--iterations", 1, "--ops", 3, "--out", tmp_path / "o",
+                       "--no-progress", "--jobs", 1)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("skipping the cuda target") == 1
+    alone = run_hirfuzz("--target", "cuda", "--iterations", 1, "--out", tmp_path / "p")
+    assert alone.returncode == 2 and "no usable target" in alone.stderr
