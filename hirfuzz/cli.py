@@ -79,6 +79,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true",
                    help="do not re-run each new finding's reproducer before reporting it")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--tvm-python", metavar="PYTHON",
+                   help="run workers, reproducer checks and reductions under this Python interpreter, which "
+                        "holds the TVM to fuzz (default: the one running hirfuzz); nothing is installed there")
     p.add_argument("--list-ops", action="store_true", help="print the op names, one a line, and exit")
     p.add_argument("--list-passes", action="store_true", help="print the pass catalog names, one a line, and exit")
     return p
@@ -102,6 +105,17 @@ def _check_targets(text: str) -> list[str]:
     if not targets:
         raise HirfuzzError(f"--target {text}: no usable target on this machine; use --target llvm")
     return targets
+
+
+def _check_python(path: str) -> str:
+    """--tvm-python: an existing, executable file (what it holds is checked by the workers'
+    handshake, which names what is missing)."""
+    found = Path(path).expanduser()
+    if not found.is_file():
+        raise HirfuzzError(f"--tvm-python {path}: no such file")
+    if not os.access(found, os.X_OK):
+        raise HirfuzzError(f"--tvm-python {path}: not executable")
+    return str(found.absolute())
 
 
 def run(argv=None) -> int:
@@ -134,6 +148,7 @@ def run(argv=None) -> int:
         if not usable:
             raise HirfuzzError("--dtypes: no selected op accepts any of these data types")
     targets = _check_targets(args.target)
+    tvm_python = _check_python(args.tvm_python) if args.tvm_python else None
 
     from .campaign.coordinator import Campaign, Settings, format_summary
     settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,
@@ -143,7 +158,8 @@ def run(argv=None) -> int:
                         jobs=args.jobs, reduce=not args.no_reduce, recycle_after=args.recycle,
                         executors=args.executors, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
                         pass_files=[str(Path(f).resolve()) for f in args.passes],
-                        features=not args.no_features, mutations=max(0, args.mutations))
+                        features=not args.no_features, mutations=max(0, args.mutations),
+                        tvm_python=tvm_python)
     campaign = Campaign(settings, specs, progress=not args.no_progress)
     data = campaign.run()
     print(format_summary(data, args.out))

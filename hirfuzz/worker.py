@@ -13,8 +13,6 @@ import os
 import sys
 import time
 
-from .protocol import decode_array, encode_array, error_reply, make_config
-
 def execute_case(request: dict, dialect) -> dict:
     """Lower and check one case, then build and run it under each configuration; never raises.
 
@@ -24,6 +22,7 @@ def execute_case(request: dict, dialect) -> dict:
     configuration (the baseline); the others' replies, of the same form, are under
     "others". A failure before building fails them all alike.
     """
+    from .protocol import decode_array, error_reply, make_config
     stage = "lower"
     t0 = time.perf_counter()
     try:
@@ -63,6 +62,7 @@ def execute_case(request: dict, dialect) -> dict:
 
 def render_case(request: dict, dialect) -> dict:
     """The text of the module a configuration builds (for reproducers); never raises."""
+    from .protocol import encode_array, error_reply
     try:
         mod = dialect.lower(request)
         if request.get("module", 0) == 1:
@@ -74,6 +74,7 @@ def render_case(request: dict, dialect) -> dict:
 
 
 def run_config(dialect, mod, config: dict, inputs: list, run: bool) -> dict:
+    from .protocol import encode_array, error_reply
     timings = {}
     stage = "passes"
     try:
@@ -99,9 +100,18 @@ def serve(dialect_name: str) -> int:
     proto_out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # TVM's prints go to the log, not into the protocol
     sys.stdout = sys.stderr
-    from .dialects import load_dialect
-    dialect = load_dialect(dialect_name)
-    hello = {"ready": True, "pid": os.getpid(), "python": sys.executable, **dialect.describe_installation()}
+    hello = {"ready": True, "pid": os.getpid(), "python": sys.executable}
+    try:  # what this interpreter lacks is said in the handshake, not in a traceback
+        import tvm
+        hello["tvm"] = tvm.__version__
+        from .dialects import load_dialect
+        dialect = load_dialect(dialect_name)
+        hello.update(dialect.describe_installation())
+    except Exception as exc:  # noqa: BLE001 - any failure here means this TVM cannot serve
+        what = f"cannot serve the {dialect_name} dialect" if "tvm" in hello else "cannot import TVM"
+        hello.update(ready=False, error=f"{what}: {type(exc).__name__}: {exc}")
+        proto_out.write(json.dumps(hello) + "\n")
+        return 1
     proto_out.write(json.dumps(hello) + "\n")
     for line in sys.stdin:
         if not line.strip():

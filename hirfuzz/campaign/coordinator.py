@@ -68,6 +68,8 @@ class Settings:
     pass_files: list[str] = field(default_factory=list)
     features: bool = True                  # lower with functions, closures and Relax features
     mutations: int = 1                     # mutators applied to make each case's mutant (0: none)
+    tvm_python: str | None = None          # the interpreter holding the TVM under test (None: this one)
+    tvm_env: dict = field(default_factory=dict)  # what it needs in its environment
 
 
 @dataclass
@@ -152,7 +154,7 @@ class Campaign:
         self.reductions = Reductions(self)
         self.reductions.restore({sig for table in self.tables.values() for sig in table})
         self.pool = Pool(settings.jobs, self.out / "workers", settings.max_memory_mb,
-                         settings.recycle_after)
+                         settings.recycle_after, settings.tvm_python, settings.tvm_env)
         self.in_flight: dict[int, Case] = {}
         self.started = time.monotonic()
         self.last_checkpoint = self.last_summary = 0.0
@@ -292,6 +294,11 @@ class Campaign:
             self.pool.start()
         except WorkerError as exc:
             raise HirfuzzError(str(exc)) from None
+        try:
+            self.check_installation()
+        except HirfuzzError:
+            self.pool.close()
+            raise
         self._open_bar()
         restore_sigint = self._catch_sigint()
         try:
@@ -312,6 +319,17 @@ class Campaign:
         summary = self.write_summary()
         write_atomic(self.out / "report.md", campaign_report(self.out.path, summary))
         return summary
+
+    def check_installation(self):
+        """The workers' TVM can build for every target asked for, and is the TVM this
+        campaign ran under before (a resume under another TVM would mix two compilers)."""
+        hello = self.pool.installation
+        where = f"{hello.get('python')} (TVM {hello.get('tvm')})"
+        kinds = {t.split()[0].split("-")[0] for t in self.s.targets}
+        missing = sorted(kinds - set(hello.get("targets", [])))
+        if missing:
+            raise HirfuzzError(f"{where} cannot build for {', '.join(missing)}: that TVM was built without it")
+        self.out.record_installation({k: hello.get(k) for k in ("python", "tvm", "targets")})
 
     def step(self) -> bool:
         """Lend workers to reductions, hand out cases, judge answers; False once all is done."""

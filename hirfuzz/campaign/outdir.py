@@ -126,6 +126,18 @@ class OutDir:
             raise HirfuzzError(f"--out {shown}: {file.name} is unreadable or corrupt ({exc}); "
                                "refusing to overwrite it") from None
 
+    def record_installation(self, installation: dict):
+        """Note in the marker which TVM the campaign runs under; refuse another one."""
+        meta = self._read_json(self.path / MARKER, str(self.path))
+        known = meta.get("installation")
+        if known and known.get("tvm") != installation.get("tvm"):
+            raise HirfuzzError(f"--out {self.path}: the campaign there ran under TVM {known.get('tvm')} "
+                               f"({known.get('python')}), this run has TVM {installation.get('tvm')} "
+                               f"({installation.get('python')}); resume with the same --tvm-python, or use a "
+                               "new --out")
+        if known != installation:
+            write_atomic(self.path / MARKER, json.dumps({**meta, "installation": installation}, indent=2) + "\n")
+
     def checkpoint(self, state: dict, coverage: dict):
         """Coverage first, then the state that refers to it: a kill between leaves both usable."""
         write_atomic(self.path / "coverage.json", json.dumps(coverage) + "\n")

@@ -245,7 +245,8 @@ class Reduction:
         # a hang is confirmed only if the script alone spends three times the case's limit
         # in CPU time: a build that was merely slow, on a loaded machine too, then finishes
         limit = max(self.s.timeout_s, 60) * (3 if finding.kind == "hang" else 1)
-        outcome = check_reproducer(staging / "repro.py", finding, timeout_s=limit)
+        outcome = check_reproducer(staging / "repro.py", finding, timeout_s=limit, python=self.s.tvm_python,
+                                   extra_env=self.s.tvm_env)
         shutil.rmtree(staging, ignore_errors=True)
         with self.c.lock:
             self.c.counters.verify_s += time.monotonic() - t0

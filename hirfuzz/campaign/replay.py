@@ -26,11 +26,25 @@ def finding_folders(path: Path) -> list[Path]:
     raise ValueError(f"{path}: neither a finding folder (with finding.json) nor a campaign folder (with findings/)")
 
 
-def replay(folder: Path, timeout_s: float) -> tuple[str, str]:
+def recorded_interpreter(folder: Path) -> tuple[str | None, dict]:
+    """The interpreter (and its environment) the finding's campaign ran TVM under, if known."""
+    for marker in (folder / "campaign.json", folder.parent.parent / "campaign.json"):
+        try:
+            meta = json.loads(marker.read_text())
+        except (OSError, ValueError):
+            continue
+        settings = meta.get("settings", {})
+        return settings.get("tvm_python"), settings.get("tvm_env") or {}
+    return None, {}
+
+
+def replay(folder: Path, timeout_s: float, python: str | None = None) -> tuple[str, str]:
     """('reproduces' | 'fixed' | 'differs' | 'cannot-run', what was observed)."""
     data = json.loads((folder / "finding.json").read_text())
     finding = Finding(**data)
-    outcome = check_reproducer(folder / "repro.py", finding, timeout_s)
+    recorded, env = recorded_interpreter(folder)
+    outcome = check_reproducer(folder / "repro.py", finding, timeout_s, python=python or recorded,
+                               extra_env=env if python is None else {})
     if outcome.reproduced:
         return "reproduces", outcome.observed
     if outcome.harness_error:  # no verdict on the bug: the script never reached it
@@ -44,6 +58,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m hirfuzz.replay", description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per reproducer (default 120)")
+    ap.add_argument("--tvm-python", metavar="PYTHON",
+                    help="run the scripts under this interpreter (default: the one the campaign used)")
     args = ap.parse_args(argv)
     try:
         folders = [f for p in args.paths for f in finding_folders(p)]
@@ -53,7 +69,7 @@ def main(argv=None) -> int:
     counts = {"reproduces": 0, "fixed": 0, "differs": 0, "cannot-run": 0}
     for folder in folders:
         try:
-            verdict, observed = replay(folder, args.timeout)
+            verdict, observed = replay(folder, args.timeout, args.tvm_python)
         except (OSError, ValueError, TypeError) as exc:
             print(f"hirfuzz.replay: error: {folder}/finding.json: {exc}", file=sys.stderr)
             return 2

@@ -57,10 +57,15 @@ def _session_and_limit(max_bytes: int | None, cpu: int | None):
 class Worker:
     """One worker process; at most one case in flight."""
 
-    def __init__(self, log_path: Path, max_memory_mb: int | None = None, recycle_after: int | None = None):
+    def __init__(self, log_path: Path, max_memory_mb: int | None = None, recycle_after: int | None = None,
+                 python: str | None = None, extra_env: dict | None = None, dialect: str = "relax"):
         self.log_path = Path(log_path)
         self.max_bytes = max_memory_mb * 1024 * 1024 if max_memory_mb else None
         self.recycle_after = recycle_after
+        self.python = python or sys.executable   # the interpreter holding the TVM under test
+        self.extra_env = dict(extra_env or {})   # what that interpreter needs (LD_LIBRARY_PATH...)
+        self.dialect = dialect
+        self.hello: dict = {}                    # the handshake: TVM version, targets, devices
         self.proc: subprocess.Popen | None = None
         self.tvm_version = None
         self.restarts = 0          # replaced after a death
@@ -85,26 +90,34 @@ class Worker:
             self.startup_s += time.monotonic() - t0
 
     def spawn(self):
-        cmd = [sys.executable, "-m", "hirfuzz.worker", "--dialect", "relax"]
+        cmd = [self.python, "-m", "hirfuzz.worker", "--dialect", self.dialect]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = dict(os.environ)
+        env = {**os.environ, **self.extra_env}
         env.setdefault("TVM_BACKTRACE", "1")
         # one thread per worker: --jobs workers share the cores instead of fighting over them
         env.setdefault("TVM_NUM_THREADS", "1")
         root = str(Path(__file__).resolve().parents[2])  # the folder holding the hirfuzz package
         env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
         with open(self.log_path, "ab") as log:
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                         preexec_fn=_session_and_limit(self.max_bytes, self.cpu), env=env)
+            try:
+                self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                             preexec_fn=_session_and_limit(self.max_bytes, self.cpu), env=env)
+            except OSError as exc:  # not a program at all (a text file, a folder, gone)
+                raise WorkerError(f"{self.python}: cannot run it as Python ({exc.strerror or exc})") from None
         self._buffer = b""
         self.served = 0
 
     def await_ready(self):
         hello = self._read_blocking(READY_TIMEOUT_S)
+        if isinstance(hello, dict) and hello.get("error"):
+            self.kill()
+            raise WorkerError(f"{self.python} (TVM {hello.get('tvm', 'not found')}): {hello['error']}")
         if not isinstance(hello, dict) or not hello.get("ready"):
             tail = self.log_tail()
             self.kill()
-            raise WorkerError(f"the TVM worker did not start; its log ({self.log_path}) ends with:\n{tail}")
+            raise WorkerError(f"the TVM worker under {self.python} did not start; its log ({self.log_path}) "
+                              f"ends with:\n{tail}")
+        self.hello = hello
         self.tvm_version = hello.get("tvm")
 
     def alive(self) -> bool:
@@ -234,8 +247,10 @@ class Worker:
 class Pool:
     """N workers; the coordinator hands cases to idle ones and collects answers."""
 
-    def __init__(self, n: int, log_dir: Path, max_memory_mb: int | None, recycle_after: int | None):
-        self.workers = [Worker(Path(log_dir) / f"worker-{i}.log", max_memory_mb, recycle_after)
+    def __init__(self, n: int, log_dir: Path, max_memory_mb: int | None, recycle_after: int | None,
+                 python: str | None = None, extra_env: dict | None = None, dialect: str = "relax"):
+        self.workers = [Worker(Path(log_dir) / f"worker-{i}.log", max_memory_mb, recycle_after, python, extra_env,
+                               dialect)
                         for i in range(n)]
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []  # Linux only
         if n == len(cpus):
@@ -259,6 +274,11 @@ class Pool:
     @property
     def tvm_version(self):
         return next((w.tvm_version for w in self.workers if w.tvm_version), None)
+
+    @property
+    def installation(self) -> dict:
+        """What the workers' TVM said of itself in the handshake."""
+        return next((w.hello for w in self.workers if w.hello), {})
 
     def idle(self) -> list[Worker]:
         return [w for w in self.workers if not w.busy and not w.lent]

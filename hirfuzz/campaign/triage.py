@@ -49,17 +49,19 @@ def _cpu_limit(seconds: float):
     return apply
 
 
-def check_reproducer(script: Path, finding: Finding, timeout_s: float) -> ReproOutcome:
+def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: str | None = None,
+                     extra_env: dict | None = None) -> ReproOutcome:
     """Run the saved script alone and say whether it fails the way the fuzzer saw.
 
     A hang is judged on CPU time, which a loaded machine does not stretch: a build that is
     merely slow finishes within `timeout_s` CPU-seconds. The wall-clock limit, twice as
     long, catches a script that hangs asleep.
     """
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # alone, as a maintainer runs it: no PYTHONPATH of hirfuzz's, under the TVM's interpreter
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **(extra_env or {})}
     hang = finding.kind == "hang"
     try:
-        proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+        proc = subprocess.run([python or sys.executable, str(script)], capture_output=True, text=True,
                               timeout=timeout_s * (2 if hang else 1), cwd=script.parent, env=env,
                               start_new_session=True, preexec_fn=_cpu_limit(timeout_s + (0 if hang else 10)))
     except subprocess.TimeoutExpired as exc:
