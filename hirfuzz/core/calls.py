@@ -30,7 +30,7 @@ def call_record(spec, node: Node) -> dict:
     env = {ispec.name: ([_Input(i, j) for j in range(len(item))] if isinstance(item, list) else _Input(i))
            for i, (ispec, item) in enumerate(zip(spec.inputs, node.inputs))}
     args, kwargs = spec.call_arguments(node.attrs, node.dtype, env)
-    return {"op": spec.relax, "args": [_encode(a) for a in args],
+    return {"op": spec.dialect_op, "args": [_encode(a) for a in args],
             "kwargs": {k: _encode(v) for k, v in kwargs.items()}, "multi_output": spec.multi_output}
 
 

@@ -21,14 +21,20 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
   tolerance of its result grows to that many times the dtype's rounding unit.
 - ``may_trap``: an input outside the domain can trap at run time (integer division by
   zero raises SIGFPE), so a case with such an input is built but never run.
-- ``call``: how to call ``relax.op.<relax>`` (default: inputs positionally, attrs by name).
+- ``dialects``: the IR dialects that have the op, each with how it spells it: ``op``, its
+  name there (default: the spec's name), and ``call``, how to call it (default: inputs
+  positionally, public attrs by name). A dialect may narrow or widen ``dtypes`` and
+  replace ``reference`` where its op means something else (Relay's ``round`` rounds
+  halves away from zero), and carry its own ``note``. An op without a block for a dialect
+  is not generated for it. (An old spec file without ``dialects`` may still say
+  ``relax: NAME`` and ``call:`` at the top: that is its Relax spelling.)
 
 Expressions are compiled once here by ``expr.compile_expr``; nothing is ever ``eval``-ed.
 """
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -47,7 +53,9 @@ DEFAULT_SPEC_DIR = Path(str(files("hirfuzz") / "opspecs"))  # package data
 
 _OP_KEYS = {"name", "relax", "inputs", "dtypes", "attrs", "solve", "constraints", "output",
             "reference", "tolerance", "amplification", "exact", "continuous", "may_trap", "call",
-            "note"}
+            "note", "dialects"}
+_DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note"}
+DIALECTS = ("relax", "relay")
 _INPUT_KEYS = {"name", "rank", "dtype", "shape", "domain", "variadic"}
 _OUTPUT_KEYS = {"shape", "shapes", "dtype"}
 _TOLERANCE_KEYS = set(ALL_DTYPES)
@@ -69,10 +77,21 @@ class SolveSpec:
     constraints: list[E.Compiled]
 
 
+@dataclass(frozen=True)
+class Spelling:
+    """How one dialect spells an op: its name there and how its arguments are arranged."""
+    op: str                                     # dotted name in the dialect's op namespace
+    call_args: list[E.Compiled] | None = None
+    call_kwargs: dict[str, E.Compiled] | None = None
+    dtypes: tuple[str, ...] | None = None       # None: the spec's
+    reference: E.Compiled | None = None         # None: the spec's
+    note: str = ""
+
+
 @dataclass
 class OpSpec:
     name: str
-    relax: str
+    dialect_op: str                 # the op's name in the dialect it is resolved for
     inputs: list[InputSpec]
     dtypes: tuple[str, ...]
     attrs: dict[str, E.Compiled]
@@ -90,14 +109,27 @@ class OpSpec:
     call_args: list[E.Compiled] | None
     call_kwargs: dict[str, E.Compiled] | None
     source: str
+    base_dtypes: tuple[str, ...] = ()          # before a dialect narrows them
+    base_reference: E.Compiled | None = None
+    base_note: str = ""
     note: str = ""
+    dialect: str = "relax"                                        # the dialect resolved for
+    spellings: dict[str, Spelling] = field(default_factory=dict)  # every dialect that has it
+
+    def for_dialect(self, dialect: str) -> "OpSpec":
+        """This op as `dialect` spells it (the dialect must have it)."""
+        sp = self.spellings[dialect]
+        note = "; ".join(n for n in (self.base_note, sp.note) if n)
+        return replace(self, dialect=dialect, dialect_op=sp.op, call_args=sp.call_args,
+                       call_kwargs=sp.call_kwargs, dtypes=sp.dtypes or self.base_dtypes,
+                       reference=sp.reference or self.base_reference, note=note)
 
     @property
     def multi_output(self) -> bool:
         return self.out_shapes is not None
 
     def call_arguments(self, attrs: dict, dtype: str, inputs: dict) -> tuple[list, dict]:
-        """Positional and keyword arguments of `relax.op.<relax>` for one node.
+        """Positional and keyword arguments of the dialect's op for one node.
 
         `inputs` maps input names to whatever stands for them (Relax exprs in lowering,
         code text in reproducers, references in disruptive plans): the rule is the same.
@@ -114,7 +146,7 @@ class OpSpec:
         return args, kwargs
 
     def kwarg_names(self) -> list[str]:
-        """Attributes passed to Relax: all public attrs unless `call.kwargs` says otherwise."""
+        """Attributes passed to the op: all public attrs unless `call.kwargs` says otherwise."""
         if self.call_kwargs is not None:
             return list(self.call_kwargs)
         return [a for a in self.attrs if not a.startswith("_")]
@@ -127,6 +159,11 @@ class SpecSet:
 
     def names(self) -> list[str]:
         return sorted(self.ops)
+
+    def for_dialect(self, dialect: str) -> "SpecSet":
+        """The ops `dialect` has, spelled its way."""
+        return SpecSet({n: op.for_dialect(dialect) for n, op in self.ops.items() if dialect in op.spellings},
+                       self.tolerances)
 
     def restrict(self, names: list[str]) -> "SpecSet":
         return SpecSet({n: self.ops[n] for n in names}, self.tolerances)
@@ -278,37 +315,77 @@ def _read_op(path: str, entry: Any, namespaces) -> OpSpec:
     if not isinstance(tolerance, str):
         r.fail("tolerance", "expected a tolerance class name")
 
-    call = entry.get("call") or {}
-    if not isinstance(call, dict) or set(call) - {"args", "kwargs"}:
-        r.fail("call", "expected a mapping with optional 'args' (list) and 'kwargs' (mapping)")
-    call_args = None
-    if "args" in call:
-        if not isinstance(call["args"], list):
-            r.fail("call.args", "expected a list of expressions")
-        call_args = [r.expr(f"call.args[{j}]", a) for j, a in enumerate(call["args"])]
-    call_kwargs = None
-    if "kwargs" in call:
-        if not isinstance(call["kwargs"], dict):
-            r.fail("call.kwargs", "expected a mapping of keyword to expression")
-        call_kwargs = {str(k): r.expr(f"call.kwargs.{k}", v) for k, v in call["kwargs"].items()}
-
     for fld in ("exact", "continuous", "may_trap"):
         if fld in entry and not isinstance(entry[fld], bool):
             r.fail(fld, "expected true or false")
-    relax_name = entry.get("relax", entry["name"])
-    if not isinstance(relax_name, str) or not all(p.isidentifier() for p in relax_name.split(".")):
-        r.fail("relax", f"expected a dotted name under relax.op, got {relax_name!r}")
-
-    return OpSpec(
-        name=entry["name"], relax=relax_name, inputs=inputs, dtypes=tuple(dtypes), attrs=attrs,
+    spellings = _read_spellings(r, entry)
+    reference = r.expr("reference", entry["reference"])
+    op = OpSpec(
+        name=entry["name"], dialect_op=entry["name"], inputs=inputs, dtypes=tuple(dtypes), attrs=attrs,
         solve=solve, constraints=constraints, out_shape=out_shape, out_shapes=out_shapes,
-        out_dtype=out_dtype, reference=r.expr("reference", entry["reference"]),
+        out_dtype=out_dtype, reference=reference,
         tolerance=tolerance, exact=bool(entry.get("exact", False)),
         amplification=r.expr("amplification", entry["amplification"]) if "amplification" in entry else None,
         continuous=bool(entry.get("continuous", True)), may_trap=bool(entry.get("may_trap", False)),
-        call_args=call_args,
-        call_kwargs=call_kwargs, source=path, note=str(entry.get("note", "")),
+        call_args=None, call_kwargs=None, source=path, note=str(entry.get("note", "")),
+        spellings=spellings, base_dtypes=tuple(dtypes), base_reference=reference,
+        base_note=str(entry.get("note", "")),
     )
+    return op.for_dialect("relax") if "relax" in spellings else op
+
+
+def _read_call(r: _Reader, fld: str, call) -> tuple[list | None, dict | None]:
+    call = call or {}
+    if not isinstance(call, dict) or set(call) - {"args", "kwargs"}:
+        r.fail(fld, "expected a mapping with optional 'args' (list) and 'kwargs' (mapping)")
+    call_args = None
+    if "args" in call:
+        if not isinstance(call["args"], list):
+            r.fail(f"{fld}.args", "expected a list of expressions")
+        call_args = [r.expr(f"{fld}.args[{j}]", a) for j, a in enumerate(call["args"])]
+    call_kwargs = None
+    if "kwargs" in call:
+        if not isinstance(call["kwargs"], dict):
+            r.fail(f"{fld}.kwargs", "expected a mapping of keyword to expression")
+        call_kwargs = {str(k): r.expr(f"{fld}.kwargs.{k}", v) for k, v in call["kwargs"].items()}
+    return call_args, call_kwargs
+
+
+def _read_spelling(r: _Reader, fld: str, default_op: str, block, legacy: bool = False) -> Spelling:
+    # an old file's fields are top-level `relax` and `call`; a dialect block's are under it
+    op_field, call_field = ("relax", "call") if legacy else (f"{fld}.op", f"{fld}.call")
+    if not isinstance(block, dict):
+        r.fail(fld, "expected a mapping ({} when the dialect spells the op as the spec does)")
+    r.unknown_keys(fld, block, _DIALECT_KEYS)
+    op = block.get("op", default_op)
+    if not isinstance(op, str) or not all(p.isidentifier() for p in op.split(".")):
+        r.fail(op_field, f"expected a dotted op name, got {op!r}")
+    call_args, call_kwargs = _read_call(r, call_field, block.get("call"))
+    dtypes = block.get("dtypes")
+    if dtypes is not None and (not isinstance(dtypes, list) or not dtypes
+                               or any(dt not in ALL_DTYPES for dt in dtypes)):
+        r.fail(f"{fld}.dtypes", f"expected a non-empty list of dtypes from {', '.join(ALL_DTYPES)}")
+    reference = r.expr(f"{fld}.reference", block["reference"]) if "reference" in block else None
+    return Spelling(op=op, call_args=call_args, call_kwargs=call_kwargs,
+                    dtypes=tuple(dtypes) if dtypes else None, reference=reference,
+                    note=str(block.get("note", "")))
+
+
+def _read_spellings(r: _Reader, entry: dict) -> dict[str, Spelling]:
+    if "dialects" not in entry:  # an old spec file: its top-level `relax` and `call` are Relax's
+        legacy = {"op": entry.get("relax", entry["name"]), "call": entry.get("call")}
+        return {"relax": _read_spelling(r, "", entry["name"], legacy, legacy=True)}
+    for old in ("relax", "call"):
+        if old in entry:
+            r.fail(old, "with a 'dialects' block, say it there (dialects.relax." + ("op" if old == "relax" else old) + ")")
+    blocks = entry["dialects"]
+    if not isinstance(blocks, dict) or not blocks:
+        r.fail("dialects", f"expected a mapping of dialect ({', '.join(DIALECTS)}) to its spelling")
+    for name in blocks:
+        if name not in DIALECTS:
+            r.fail("dialects", f"unknown dialect '{name}'; known: {', '.join(DIALECTS)}")
+    return {name: _read_spelling(r, f"dialects.{name}", entry["name"], block or {})
+            for name, block in blocks.items()}
 
 
 def _read_tolerances(path: str, raw: Any) -> dict[str, dict[str, tuple[float, float]]]:
@@ -330,8 +407,9 @@ def _read_tolerances(path: str, raw: Any) -> dict[str, dict[str, tuple[float, fl
     return out
 
 
-def load_specs(spec_dir: str | os.PathLike | None = None) -> SpecSet:
-    """Load every ``*.yaml`` in the folder. Errors name the file, op and field."""
+def load_specs(spec_dir: str | os.PathLike | None = None, dialect: str = "relax") -> SpecSet:
+    """Load every ``*.yaml`` in the folder, the ops `dialect` has spelled its way. Errors
+    name the file, op and field; every dialect's block is checked, whichever is asked for."""
     folder = Path(spec_dir) if spec_dir is not None else DEFAULT_SPEC_DIR
     if not folder.is_dir():
         raise SpecError(str(folder), "op spec folder not found")
@@ -369,4 +447,7 @@ def load_specs(spec_dir: str | os.PathLike | None = None) -> SpecSet:
                             f"unknown tolerance class '{op.tolerance}'; known: {sorted(tolerances)}")
     if not ops:
         raise SpecError(str(folder), "no ops defined")
-    return SpecSet(ops, tolerances)
+    resolved = SpecSet(ops, tolerances).for_dialect(dialect)
+    if not resolved.ops:
+        raise SpecError(str(folder), f"no op has a '{dialect}' block under 'dialects'")
+    return resolved

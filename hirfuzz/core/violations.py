@@ -326,7 +326,7 @@ def violation_plan(violation: Violation, graph: Graph, specs) -> dict:
         if isinstance(a, list):
             return {"list": [encode(x) for x in a]}
         return {"value": a}
-    return {"op": spec.relax, "args": [encode(a) for a in args], "kwargs": kwargs,
+    return {"op": spec.dialect_op, "args": [encode(a) for a in args], "kwargs": kwargs,
             "n_results": len(results), "arity": violation.arity, "wrap": violation.wrap,
             "lie": None if violation.lie is None else {"param": params.index(violation.lie["var"])}}
 

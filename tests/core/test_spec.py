@@ -82,7 +82,7 @@ def test_good_minimal_spec_loads(spec_dir):
     specs = load_specs(spec_dir)
     assert specs.names() == ["myop"]
     op = specs.ops["myop"]
-    assert op.relax == "add" and op.dtypes == ("int32", "float32")
+    assert op.dialect_op == "add" and op.dtypes == ("int32", "float32")
     assert op.reference.text == "np.add(a, b)"
 
 
@@ -200,3 +200,59 @@ def test_bad_relax_name(spec_dir):
     _write(spec_dir, GOOD_OP.replace("relax: add", "relax: \"add; import os\""))
     msg = _load_error(spec_dir)
     _assert_names(msg, "relax")
+
+
+DIALECT_OP = """\
+ops:
+  - name: myop
+    inputs:
+      - a
+    dtypes: [int32, float32]
+    attrs:
+      perm: "[0]"
+    reference: np.transpose(a)
+    dialects:
+      relax: {op: permute_dims, call: {kwargs: {axes: perm}}}
+      relay: {op: transpose, call: {args: [a, perm], kwargs: {}}, dtypes: [float32], note: "relay spells it transpose"}
+  - name: relay_only
+    inputs: [a]
+    dtypes: [float32]
+    reference: np.negative(a)
+    dialects:
+      relay: {op: negative}
+"""
+
+
+def test_a_dialect_block_gives_each_dialect_its_spelling(spec_dir):
+    _write(spec_dir, DIALECT_OP, "ops.yaml")
+    relax = load_specs(spec_dir)
+    assert relax.names() == ["myop"]  # relay_only has no Relax spelling
+    assert relax.ops["myop"].dialect_op == "permute_dims" and relax.ops["myop"].dtypes == ("int32", "float32")
+    assert relax.ops["myop"].call_arguments({"perm": [0]}, "int32", {"a": "A"}) == (["A"], {"axes": [0]})
+    relay = load_specs(spec_dir, dialect="relay")
+    assert relay.names() == ["myop", "relay_only"]
+    op = relay.ops["myop"]
+    assert op.dialect_op == "transpose" and op.dtypes == ("float32",) and "transpose" in op.note
+    assert op.call_arguments({"perm": [0]}, "float32", {"a": "A"}) == (["A", [0]], {})
+
+
+@pytest.mark.parametrize("block, field, words", [
+    ("      mlir: {}\n", "dialects", "unknown dialect 'mlir'"),
+    ("      relay: {dtypes: [int3]}\n", "dialects.relay.dtypes", "list of dtypes"),
+    ("      relay: {op: 'not a name'}\n", "dialects.relay.op", "dotted op name"),
+    ("      relay: {call: {kwargs: [1]}}\n", "dialects.relay.call.kwargs", "mapping of keyword"),
+    ("      relay: {colour: red}\n", "dialects.relay", "colour"),
+])
+def test_a_bad_dialect_block_is_named(spec_dir, block, field, words):
+    text = "ops:\n  - name: myop\n    inputs: [a]\n    dtypes: [int32]\n    reference: a\n    dialects:\n" + block
+    _write(spec_dir, text)
+    msg = _load_error(spec_dir)
+    _assert_names(msg, field)
+    assert words in msg, msg
+
+
+def test_old_top_level_spelling_beside_a_dialect_block_is_refused(spec_dir):
+    _write(spec_dir, GOOD_OP + "    dialects:\n      relax: {}\n")
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "relax")
+    assert "dialects.relax.op" in msg

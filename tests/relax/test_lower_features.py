@@ -216,4 +216,4 @@ def test_reduction_keeps_plan_features_on_their_nodes(specs):
 def test_shipped_specs_name_real_relax_ops():
     from hirfuzz.dialects.relax.lower import relax_op
     for name, op in load_specs().ops.items():
-        assert callable(relax_op(op.relax)), name
+        assert callable(relax_op(op.dialect_op)), name
