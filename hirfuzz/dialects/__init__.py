@@ -30,7 +30,12 @@ def _relax() -> DialectInfo:
     return INFO
 
 
-_KNOWN = {"relax": _relax}
+def _relay() -> DialectInfo:
+    from .relay import INFO
+    return INFO
+
+
+_KNOWN = {"relax": _relax, "relay": _relay}
 
 
 def dialect_names() -> list[str]:
