@@ -1,4 +1,4 @@
-"""Relay tests run TVM 0.19 in its own environment, never in this process (which holds
+"""Helpers for Relay tests. Relay tests run TVM 0.19 in its own environment, never in this process (which holds
 apache-tvm 0.27): each test runs code there in a subprocess."""
 import glob
 import os
