@@ -41,9 +41,13 @@ def _names(text: str) -> list[str]:
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m hirfuzz",
-        description="Coverage-guided fuzzing of TVM Relax's high-level optimisations (HIRGen on Relax).")
+        description="Coverage-guided fuzzing of TVM's high-level IRs: Relax (apache-tvm 0.27) and Relay "
+                    "(TVM 0.19), after HIRGen.")
     p.add_argument("--mode", choices=["strict", "disruptive"], default="strict",
                    help="strict: every graph valid (default); disruptive: break constraints on purpose")
+    p.add_argument("--ir", choices=["relax", "relay"], default="relax", dest="dialect",
+                   help="the IR to fuzz: relax (default, the TVM beside hirfuzz) or relay (TVM 0.19: give "
+                        "--tvm-python the interpreter holding it)")
     p.add_argument("--seed", type=int, default=0, help="random seed; same seed and settings give the same graphs")
     p.add_argument("--iterations", type=_positive_int, metavar="N", help="stop after N cases")
     p.add_argument("--time", type=_positive_float, metavar="SECONDS", dest="time_s",
@@ -52,8 +56,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="hirfuzz-out", metavar="DIR", help="output folder (default ./hirfuzz-out)")
     p.add_argument("--target", default="llvm", metavar="T,T",
                    help="targets: llvm (default), cuda, or both; the first is the baseline")
-    p.add_argument("--executors", type=_names, default=["vm"], metavar="E,E",
-                   help="executors besides the baseline VM: compiled, unoptimised (default: vm only)")
+    p.add_argument("--executors", type=_names, default=[], metavar="E,E",
+                   help="executors besides the baseline: Relax compiled, unoptimised; Relay build, graph, "
+                        "debug (default: the baseline VM only)")
     p.add_argument("--passes", action="append", default=[], metavar="FILE",
                    help="a pass catalog of your own (YAML, same form as passes.yaml) added to the built-in one")
     p.add_argument("--pass-seq", metavar="A,B,C", help="pin this pass sequence instead of drawing one per case")
@@ -121,18 +126,19 @@ def _check_python(path: str) -> str:
 def run(argv=None) -> int:
     args = build_parser().parse_args(argv)
     from .core.spec import ALL_DTYPES, load_specs
-    specs = load_specs(args.specs)
+    specs = load_specs(args.specs, dialect=args.dialect)
     if args.list_ops:
         print("\n".join(specs.names()))
         return 0
     from .core.passes import load_catalog, parse_sequence
-    catalog = load_catalog(args.passes)
+    from .dialects import dialect_info
+    info = dialect_info(args.dialect)
+    catalog = load_catalog(args.passes, builtin=info.catalog)
     if args.list_passes:
         print("\n".join(catalog.names()))
         return 0
     pass_seq = parse_sequence(args.pass_seq, catalog) if args.pass_seq else None
-    from .dialects import dialect_info
-    executors = dialect_info("relax").executors
+    executors = info.executors
     unknown = [e for e in args.executors if e not in executors]
     if unknown:
         raise HirfuzzError(f"--executors: unknown executor(s) {', '.join(unknown)}; known: {', '.join(executors)}")
@@ -156,7 +162,8 @@ def run(argv=None) -> int:
                         only_ops=args.only_ops, dtypes=args.dtypes, timeout_s=args.timeout,
                         max_memory_mb=args.max_memory, spec_dir=args.specs, verify=not args.no_verify,
                         jobs=args.jobs, reduce=not args.no_reduce, recycle_after=args.recycle,
-                        executors=args.executors, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
+                        executors=[info.baseline] + [e for e in args.executors if e != info.baseline],
+                        dialect=args.dialect, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
                         pass_files=[str(Path(f).resolve()) for f in args.passes],
                         features=not args.no_features, mutations=max(0, args.mutations),
                         tvm_python=tvm_python)

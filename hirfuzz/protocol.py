@@ -48,7 +48,8 @@ def make_config(executor: str = "vm", target: str = "llvm", passes: list | None 
 
 def describe_config(config: dict, with_passes: bool = True) -> str:
     from .core.passes import describe as describe_passes
-    text = f"{config['name']} on {config['target']} (opt_level {config['opt_level']}, {config['pipeline']} pipeline)"
+    pipeline = f", {config['pipeline']} pipeline" if config.get("pipeline") else ""
+    text = f"{config['name']} on {config['target']} (opt_level {config['opt_level']}{pipeline})"
     return text + (f" after {describe_passes(config['passes'])}" if config["passes"] and with_passes else "")
 
 

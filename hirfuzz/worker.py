@@ -34,6 +34,7 @@ def execute_case(request: dict, dialect) -> dict:
         reply["timings"] = {"lower": time.perf_counter() - t0}
         return reply
     modules = [mod]
+    plain = {}  # the graph lowered without its plan, for executors that take dataflow only
     mutation = request.get("mutation")
     notes = {}
     if mutation:
@@ -52,7 +53,16 @@ def execute_case(request: dict, dialect) -> dict:
         if index >= len(modules):
             replies.append({"status": "skipped", "timings": {}})
             continue
-        replies.append(run_config(dialect, modules[index], config, inputs, request.get("run", True)))
+        module = modules[index]
+        if config.get("plain") and request.get("plan"):
+            try:
+                if "module" not in plain:
+                    plain["module"] = dialect.lower({**request, "plan": None})
+            except Exception as exc:  # noqa: BLE001 - data for the oracle, as any lowering failure
+                replies.append({**error_reply("lower", exc), "timings": {}})
+                continue
+            module = plain["module"]
+        replies.append(run_config(dialect, module, config, inputs, request.get("run", True)))
     replies[0]["timings"]["lower"] = lowered
     reply = replies[0]
     reply["others"] = replies[1:]
@@ -64,7 +74,7 @@ def render_case(request: dict, dialect) -> dict:
     """The text of the module a configuration builds (for reproducers); never raises."""
     from .protocol import encode_array, error_reply
     try:
-        mod = dialect.lower(request)
+        mod = dialect.lower({**request, "plan": None} if request.get("plain") else request)
         if request.get("module", 0) == 1:
             mod, _ = dialect.mutate(mod, request["mutation"]["seed"], request["mutation"]["count"])
         text, consts = dialect.render(mod)
@@ -74,6 +84,7 @@ def render_case(request: dict, dialect) -> dict:
 
 
 def run_config(dialect, mod, config: dict, inputs: list, run: bool) -> dict:
+    from .dialects.base import ExecutorCannotTake
     from .protocol import encode_array, error_reply
     timings = {}
     stage = "passes"
@@ -89,6 +100,8 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool) -> dict:
             t0 = time.perf_counter()
             outputs = dialect.run(executable, config, inputs)
             timings["run"] = time.perf_counter() - t0
+    except ExecutorCannotTake as exc:
+        return {"status": "skipped", "reason": str(exc), "timings": timings}
     except Exception as exc:
         reply = error_reply(stage, exc)
         reply["timings"] = timings

@@ -25,7 +25,7 @@ from ..core.coverage import Coverage
 from ..core.violations import CLASSES, classify as classify_violation, draw_inputs as draw_violation_inputs
 from ..core.violations import generate_violation, violation_plan
 from ..errors import HirfuzzError
-from ..core.plan import LoweringPlan, plan_lowering
+from ..core.plan import Knobs, LoweringPlan, plan_lowering
 from ..core.generate import GenStats, Rejected, generate_graph
 from ..core.graph import Graph
 from ..core.inputs import choose_inputs
@@ -36,6 +36,7 @@ from .reducer import PENDING, Reductions
 from .report import campaign_report
 from .sandbox import Death, Pool, WorkerError
 from ..core.finding import Finding, crash_signature, death_signature, normalize_message, short_id
+from ..dialects import dialect_info
 from ..protocol import decode_array, describe_config, encode_array, make_config
 from .triage import finding_files
 
@@ -68,6 +69,7 @@ class Settings:
     pass_files: list[str] = field(default_factory=list)
     features: bool = True                  # lower with functions, closures and Relax features
     mutations: int = 1                     # mutators applied to make each case's mutant (0: none)
+    dialect: str = "relax"                 # the IR fuzzed (--ir)
     tvm_python: str | None = None          # the interpreter holding the TVM under test (None: this one)
     tvm_env: dict = field(default_factory=dict)  # what it needs in its environment
 
@@ -105,6 +107,7 @@ class Counters:
     elapsed_s: float = 0.0    # of earlier runs of this campaign (resumed)
     max_rss_kb: int = 0
     hirfuzz_bugs: int = 0
+    skipped: dict = field(default_factory=dict)  # executor -> configurations it cannot take by design
 
     @staticmethod
     def restore(d: dict) -> "Counters":
@@ -123,7 +126,8 @@ class Campaign:
     def __init__(self, settings: Settings, specs, progress: bool = True):
         self.s = settings
         self.specs = specs
-        self.catalog = load_catalog(settings.pass_files)
+        self.info = dialect_info(settings.dialect)
+        self.catalog = load_catalog(settings.pass_files, builtin=self.info.catalog)
         self.progress = progress
         fixed = {k: v for k, v in asdict(settings).items() if k in FIXED_SETTINGS}
         self.out, state = OutDir.open(settings.out, {**asdict(settings), **fixed})
@@ -154,7 +158,7 @@ class Campaign:
         self.reductions = Reductions(self)
         self.reductions.restore({sig for table in self.tables.values() for sig in table})
         self.pool = Pool(settings.jobs, self.out / "workers", settings.max_memory_mb,
-                         settings.recycle_after, settings.tvm_python, settings.tvm_env)
+                         settings.recycle_after, settings.tvm_python, settings.tvm_env, settings.dialect)
         self.in_flight: dict[int, Case] = {}
         self.started = time.monotonic()
         self.last_checkpoint = self.last_summary = 0.0
@@ -225,9 +229,9 @@ class Campaign:
         """How the case is lowered (a plan of functions and features) and mutated (a seed)."""
         lowering = {}
         if self.s.features:
-            plan = plan_lowering(graph, np.random.default_rng([self.s.seed, index, 3]))
+            plan = plan_lowering(graph, np.random.default_rng([self.s.seed, index, 3]), Knobs(**self.info.plan_knobs))
             lowering["plan"] = plan.to_json()
-        if self.s.mutations:
+        if self.s.mutations and self.info.mutators:
             lowering["mutation"] = {"seed": [self.s.seed, index, 4], "count": self.s.mutations}
         return lowering
 
@@ -235,17 +239,21 @@ class Campaign:
         """Baseline first (the VM on the first target), then a pass sequence, then the mutant,
         then the other executors and targets: the matrix one case goes through."""
         rng = np.random.default_rng([self.s.seed, index, 2])  # not the graph stream
-        configs = [make_config("vm", self.s.targets[0])]
+        base = self.info.baseline
+        configs = [self.config(base, self.s.targets[0])]
         seq = self.s.pass_seq
         if seq is None and self.s.pass_fuzz:
             seq = draw_sequence(self.catalog, rng)
         if seq:
-            configs.append(make_config("vm", self.s.targets[0], passes=seq, opt_level=int(rng.integers(0, 4))))
+            configs.append(self.config(base, self.s.targets[0], passes=seq, opt_level=int(rng.integers(0, 4))))
         if lowering and lowering.get("mutation"):
-            configs.append({**make_config("vm", self.s.targets[0]), "module": 1})
-        configs += [make_config(e, self.s.targets[0]) for e in self.s.executors if e != "vm"]
-        configs += [make_config("vm", t) for t in self.s.targets[1:]]
+            configs.append({**self.config(base, self.s.targets[0]), "module": 1})
+        configs += [self.config(e, self.s.targets[0]) for e in self.s.executors if e != base]
+        configs += [self.config(base, t) for t in self.s.targets[1:]]
         return configs
+
+    def config(self, executor: str, target: str, **kw) -> dict:
+        return make_config(executor, target, dialect=self.s.dialect, **kw)
 
     def make_disruptive_case(self, index: int, graph: Graph | None, disruption: dict | None) -> Case:
         """A valid graph (none for even cases: single-node, as HIRGen did) plus one violation."""
@@ -264,7 +272,7 @@ class Campaign:
         inputs = draw_violation_inputs(graph, disruption["violation"], np.random.default_rng([self.s.seed, index]))
         gen_ms = (time.perf_counter() - t0) * 1000
         case = Case(index, graph, inputs, True, [], gen_ms, disruption=disruption,
-                    configs=[make_config("vm", self.s.targets[0])])
+                    configs=[self.config(self.info.baseline, self.s.targets[0])])
         case.request = {"case": index, "graph": graph.to_json(), "calls": call_records(graph, self.specs),
                         "configs": case.configs, "run": True,
                         "violation": disruption["plan"], "inputs": [encode_array(a) for a in inputs]}
@@ -392,8 +400,8 @@ class Campaign:
         if base.finding is not None or answer["status"] == "error":
             return base
         for config, other in zip(case.configs[1:], answer.get("others", [])):
-            if other["status"] == "skipped":  # the mutator failed: logged as hirfuzz's own bug
-                continue
+            if other["status"] == "skipped":  # the mutator failed (hirfuzz's own bug), or the
+                continue                      # executor cannot take the program by design
             oracle = "mutation" if config.get("module") else "pass-order" if config["passes"] else "executor"
             outcome = self._judge_config(case, other, config, oracle)
             if outcome.finding is not None:
@@ -489,6 +497,9 @@ class Campaign:
         if isinstance(answer, dict):
             c.tvm_s += sum(sum(r.get("timings", {}).values()) for r in [answer] + answer.get("others", []))
             c.max_rss_kb = max(c.max_rss_kb, answer.get("rss_kb", 0))
+            for config, reply in zip(case.configs, [answer] + answer.get("others", [])):
+                if reply.get("status") == "skipped" and reply.get("reason"):
+                    c.skipped[config["name"]] = c.skipped.get(config["name"], 0) + 1
         status = outcome.status
         if case.disruption is not None:
             cls, stage = status.split(":", 1)
@@ -592,11 +603,12 @@ class Campaign:
             tables = {name: [self._finding_row(f) for f in table.values()] for name, table in self.tables.items()}
             pending = [self._finding_row(job.finding) for job in self.reductions.pending.values()]
         return {
-            "hirfuzz": __version__, "tvm": self.pool.tvm_version, "mode": self.s.mode,
+            "hirfuzz": __version__, "tvm": self.pool.tvm_version, "dialect": self.s.dialect, "mode": self.s.mode,
             "seed": self.s.seed, "targets": self.s.targets, "executors": self.s.executors, "ops_per_graph": self.s.ops,
             "coverage_guided": self.s.guided, "jobs": self.s.jobs, "resumed": self.resumed,
             "cases": c.cases, "valid": c.valid, "built": c.built, "ran": c.ran, "compared": c.compared,
-            "not_run": c.not_run, "elapsed_s": round(elapsed, 3),
+            "not_run": c.not_run, "skipped_by_design": dict(sorted(c.skipped.items())),
+            "elapsed_s": round(elapsed, 3),
             "time_in_tvm_s": round(in_tvm, 3), "time_building_running_s": round(c.tvm_s, 3),
             "time_starting_workers_s": round(self.pool.startup_s, 3),
             "time_verifying_reproducers_s": round(c.verify_s, 3), "time_reducing_s": round(c.reduce_s, 3),

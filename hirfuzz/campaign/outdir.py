@@ -34,7 +34,8 @@ STATE = "state.json"
 FORMAT = 1
 FINDING_FOLDERS = ("findings", "unconfirmed", "spec-disagreements")
 # settings that decide which graphs a campaign generates: a resume must not change them
-FIXED_SETTINGS = ("mode", "seed", "ops", "targets", "guided", "only_ops", "dtypes", "spec_dir")
+FIXED_SETTINGS = ("mode", "seed", "ops", "targets", "guided", "only_ops", "dtypes", "spec_dir", "dialect")
+SETTING_DEFAULTS = {"dialect": "relax"}  # what a campaign from before the setting existed used
 
 
 def write_atomic(path: Path, text: str):
@@ -97,6 +98,7 @@ class OutDir:
             raise HirfuzzError(f"--out {path}: {MARKER} is not a campaign marker this hirfuzz can "
                                "resume; refusing to overwrite it")
         old = meta["settings"]
+        old = {**SETTING_DEFAULTS, **old}
         changed = [k for k in FIXED_SETTINGS if old.get(k) != settings.get(k)]
         if changed:
             detail = ", ".join(f"{k}: {old.get(k)!r} -> {settings.get(k)!r}" for k in changed)

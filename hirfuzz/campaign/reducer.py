@@ -10,6 +10,7 @@ pending by a kill or a Ctrl-C are finished when the campaign resumes.
 """
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shutil
@@ -27,7 +28,6 @@ from ..core.reduce import reduce_graph
 from .report import bug_report
 from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
-from ..dialects.relax.repro import render_reproducer
 from ..protocol import decode_array, describe_config
 from .triage import check_reproducer, finding_files
 
@@ -369,10 +369,10 @@ class Reduction:
     def module_script(self, case, config: dict):
         """TVMScript of the module the failing configuration built, when it is more than the
         plain lowering of the graph (functions, features, a mutant); None otherwise."""
-        if not case.lowering:
+        if not case.lowering and self.c.info.writes_plain_modules:
             return None
         request = {"kind": "render", "graph": case.graph.to_json(), "calls": case.request["calls"],
-                   "module": config.get("module", 0),
+                   "module": config.get("module", 0), "plain": bool(config.get("plain")),
                    **case.lowering}
         try:
             reply = self.worker.run_one(request, self.s.timeout_s)
@@ -389,6 +389,7 @@ class Reduction:
             expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
                          0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in case.expected]
         config = case.configs[-1]  # the failing one: isolate_config put it last
+        render_reproducer = importlib.import_module(self.c.info.reproducer).render_reproducer
         repro = render_reproducer(case.graph, self.c.specs, finding, config, case.inputs,
                                   run=case.runnable, expected=expected, tvm_version=self.c.pool.tvm_version,
                                   violation_plan=case.disruption["plan"] if case.disruption else None,

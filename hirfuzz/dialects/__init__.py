@@ -9,7 +9,7 @@ backends lazily.
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import HirfuzzError
@@ -23,6 +23,10 @@ class DialectInfo:
     baseline: str                 # the executor every case is built with first
     catalog: Path                 # the built-in pass catalog
     implementation: str           # module whose `DIALECT` is the worker-side Dialect
+    reproducer: str               # TVM-free module whose `render_reproducer` writes its scripts
+    plan_knobs: dict = field(default_factory=dict)  # lowering features it lacks (core.plan.Knobs: 0)
+    mutators: bool = True         # has semantics-preserving mutators (a mutant per case)
+    writes_plain_modules: bool = True  # its reproducer writes a plain lowering without a worker
 
 
 def _relax() -> DialectInfo:

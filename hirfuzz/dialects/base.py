@@ -48,3 +48,8 @@ class Dialect(ABC):
     @abstractmethod
     def render(self, module) -> tuple[str, list[np.ndarray]]:
         """The module as text that parses back, and its tensor constants."""
+
+
+class ExecutorCannotTake(Exception):
+    """The executor does not accept this kind of program by design (Relay's graph executor
+    and closures): the configuration is skipped and counted, never reported."""

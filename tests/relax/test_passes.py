@@ -158,7 +158,7 @@ def test_executors_agree_on_valid_programs(tmp_path):
                        "--out", out, "--seed", 4, "--no-progress", "--jobs", 1)
     assert proc.returncode == 0, proc.stderr
     s = json.loads((out / "summary.json").read_text())
-    assert s["executors"] == ["compiled", "unoptimised"]
+    assert s["executors"] == ["vm", "compiled", "unoptimised"]
     assert s["compared"] == 6
     assert [f for f in s["findings"] if f["oracle"] == "executor"] == []
 

@@ -24,4 +24,5 @@ EXECUTORS = {
 
 INFO = DialectInfo(name="relax", tvm="apache-tvm 0.27", executors=EXECUTORS, baseline="vm",
                    catalog=Path(str(files(__name__) / "passes.yaml")),
-                   implementation="hirfuzz.dialects.relax.dialect")
+                   implementation="hirfuzz.dialects.relax.dialect",
+                   reproducer="hirfuzz.dialects.relax.repro")

@@ -252,7 +252,7 @@ def op_report(specs, op_name: str, samples: int = 4, seed: int = 0, probe_all: b
 
     Off-spec dtypes only show whether TVM accepts them (``missed``); they are never problems."""
     spec = specs.ops[op_name]
-    rep = OpReport(op_name, spec.relax, list(spec.dtypes))
+    rep = OpReport(op_name, spec.dialect_op, list(spec.dtypes))
     dtypes = list(ALL_DTYPES) if probe_all else list(spec.dtypes)
     for dt in dtypes:
         in_spec = dt in spec.dtypes

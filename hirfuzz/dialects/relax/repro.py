@@ -16,7 +16,8 @@ import numpy as np
 
 from ...core.finding import Finding
 from ...core.graph import Graph, Ref
-from ...protocol import REPRO_MARK as MARK, describe_config
+from ...protocol import REPRO_MARK as MARK
+from ..reproducer import CHECK_RESULTS, USER_PASS, array_code, data_lines, docstring
 
 class _Code:
     """A Python expression in the reproducer; its repr is the text, so lists of them print."""
@@ -30,10 +31,6 @@ class _Code:
 
 def _literal(value) -> str:
     return repr(value)
-
-
-def _array_code(a: np.ndarray) -> str:
-    return f"np.array({a.tolist()!r}, dtype={a.dtype.name!r})"
 
 
 def render_module_code(graph: Graph, specs) -> str:
@@ -53,7 +50,7 @@ def render_module_code(graph: Graph, specs) -> str:
             name = f"c{node.id}"
             names[Ref(node.id)] = name
             arr = np.asarray(node.value, dtype=node.type.dtype)
-            lines.append(f"            {name} = relax.const({_array_code(arr)}, {node.type.dtype!r})")
+            lines.append(f"            {name} = relax.const({array_code(arr)}, {node.type.dtype!r})")
         if node.kind != "op":
             continue
         spec = specs.ops[node.op]
@@ -62,7 +59,7 @@ def render_module_code(graph: Graph, specs) -> str:
         args, kwargs = spec.call_arguments(node.attrs, node.dtype, env)
         call_text = ", ".join([repr(a) for a in args] + [f"{k}={_literal(v)}" for k, v in kwargs.items()])
         name = f"lv{node.id}"
-        lines.append(f"            {name} = bb.emit(relax.op.{spec.relax}({call_text}))")
+        lines.append(f"            {name} = bb.emit(relax.op.{spec.dialect_op}({call_text}))")
         if spec.multi_output:
             for i in range(len(node.outputs)):
                 names[Ref(node.id, i)] = f"{name}_{i}"
@@ -110,33 +107,7 @@ def main():
     except Exception as exc:
         print(f"{mark} stage={{stage}} error={{type(exc).__name__}}")
         raise
-    if EXPECT_REJECTION:
-        print("{mark} accepted")
-        return 1
-    if EXPECTED is None:
-        print("{mark} ok")
-        return 0
-    failed = False
-    for i, (got, (want, rtol, atol)) in enumerate(zip(outputs, EXPECTED)):
-        if want is None:
-            continue  # not comparable: rounding may have been amplified
-        if got.dtype != want.dtype or got.shape != want.shape:
-            print(f"result {{i}}: got {{got.dtype}}{{list(got.shape)}}, expected {{want.dtype}}{{list(want.shape)}}")
-            failed = True
-        elif atol == 0 and rtol == 0:
-            if not np.array_equal(got, want):
-                print(f"result {{i}}: {{int(np.sum(got != want))}} elements differ\\n got {{got}}\\n expected {{want}}")
-                failed = True
-        elif not np.allclose(got.astype("float64"), want.astype("float64"), rtol=rtol, atol=atol):
-            print(f"result {{i}}: outside rtol={{rtol}} atol={{atol}}\\n got {{got}}\\n expected {{want}}")
-            failed = True
-    print("{mark} mismatch" if failed else "{mark} ok")
-    return 1 if failed else 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''.format(mark=MARK)
+'''.format(mark=MARK) + CHECK_RESULTS
 
 
 def _source_of(module_file: str, name: str) -> str:
@@ -155,18 +126,6 @@ def _pass_code(step: dict) -> str:
     return f"relax.transform.{step['name']}({args})"
 
 
-_USER_PASS = """
-
-def user_pass(path, search_dir, args):
-    \"\"\"A pass from the user's own module (`import:` in their pass catalog).\"\"\"
-    import importlib
-    if search_dir and search_dir not in sys.path:
-        sys.path.insert(0, search_dir)
-    module, factory = path.split(":")
-    return getattr(importlib.import_module(module), factory)(**args)
-"""
-
-
 def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, inputs: list[np.ndarray],
                       run: bool, expected: list | None, tvm_version: str | None,
                       violation_plan: dict | None = None, module_script: dict | None = None) -> str:
@@ -175,18 +134,8 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
     With a violation plan (disruptive mode) the script adds the violating call with the
     very function the worker used, and a program that builds and runs is the bug.
     """
-    user_modules = sorted({f"{step['import'].split(':')[0]} (from {step.get('search_dir') or 'site-packages'})"
-                           for step in config.get("passes", []) if step.get("import")})
     header = [
-        '"""hirfuzz reproducer.',
-        "",
-        f"Finding: {finding.kind} ({finding.oracle} oracle) at stage '{finding.stage}'",
-        f"Message: {finding.message}",
-        f"TVM: {tvm_version or 'unknown'}; built as: {describe_config(config)}",
-        *([f"Needs your pass module(s): {', '.join(user_modules)}; the script puts that folder on sys.path"]
-          if user_modules else []),
-        "Run: python repro.py   (exit status 0 means the bug no longer reproduces)",
-        '"""',
+        *docstring(finding, config, tvm_version, "apache-tvm 0.27 (Relax)"),
         "import sys",
         "",
         "import numpy as np",
@@ -205,7 +154,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
     header += ["", _source_of("mutate.py", "prepare_for_build"), "", _source_of("mutate.py", "_has_local_functions")]
     passes = [_pass_code(step) for step in config.get("passes", [])]
     if any(step.get("import") for step in config.get("passes", [])):
-        header.append(_USER_PASS)
+        header.append(USER_PASS)
     header += ["", "def passes():", f"    return [{', '.join(passes)}]", ""]
     if module_script is None:
         body = [render_module_code(graph, specs), ""]
@@ -218,7 +167,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
                 "def TypeVar(name):  # how the printer spells a global function's symbolic dimension",
                 "    return tvm.tirx.Var(name, 'int64')", "",
                 "_c = [  # the module's tensor constants",
-                *[f"    {_array_code(c)}," for c in module_script["consts"]], "]", "",
+                *[f"    {array_code(c)}," for c in module_script["consts"]], "]", "",
                 module_script["script"].strip(), "", "",
                 "def build_module():", "    return Module", ""]
     if violation_plan is not None:
@@ -228,15 +177,5 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
                  f"VIOLATION = {violation_plan!r}", "",
                  "def build_module():",
                  "    return apply_violation(build_valid_module(), VIOLATION)", ""]
-    body.append(f"EXPECT_REJECTION = {violation_plan is not None!r}  # an invalid program: accepting it is the bug")
-    body.append("INPUTS = [")
-    body += [f"    {_array_code(a)}," for a in inputs]
-    body.append("]")
-    if expected is None:
-        body.append("EXPECTED = None")
-    else:
-        body.append("EXPECTED = [  # (expected value or None if not comparable, rtol, atol)")
-        for value, rtol, atol in expected:
-            body.append(f"    ({_array_code(value) if value is not None else 'None'}, {rtol!r}, {atol!r}),")
-        body.append("]")
+    body += data_lines(inputs, expected, rejection=violation_plan is not None)
     return "\n".join(header + body) + _REPRO_MAIN

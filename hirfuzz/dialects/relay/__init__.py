@@ -18,13 +18,19 @@ from pathlib import Path
 
 from .. import DialectInfo
 
+# "plain": the executor builds the graph lowered without functions, closures or If (a
+# program equal to the case's), so that it is compared on every case, not skipped
 EXECUTORS = {
-    "vm": {"kind": "vm", "pipeline": "default", "opt_level": 3},
-    "build": {"kind": "build", "pipeline": "default", "opt_level": 3},
-    "graph": {"kind": "graph", "pipeline": "default", "opt_level": 2},
-    "debug": {"kind": "debug", "pipeline": "default", "opt_level": 0},
+    "vm": {"kind": "vm", "opt_level": 3},
+    "build": {"kind": "build", "opt_level": 3, "plain": True},
+    "graph": {"kind": "graph", "opt_level": 2, "plain": True},
+    "debug": {"kind": "debug", "opt_level": 0},
 }
 
 INFO = DialectInfo(name="relay", tvm="TVM 0.19 (python -m hirfuzz setup relay)", executors=EXECUTORS,
                    baseline="vm", catalog=Path(str(files(__name__) / "passes.yaml")),
-                   implementation="hirfuzz.dialects.relay.dialect")
+                   implementation="hirfuzz.dialects.relay.dialect",
+                   reproducer="hirfuzz.dialects.relay.repro",
+                   # symbolic shapes cast back to static ones are Relax's (match_cast)
+                   plan_knobs={"p_match_cast": 0.0, "p_shape_of": 0.0, "p_dynamic_param": 0.0},
+                   mutators=False, writes_plain_modules=False)

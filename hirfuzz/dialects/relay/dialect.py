@@ -1,0 +1,60 @@
+"""The Relay dialect on TVM 0.19, behind the Dialect interface (workers only)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import tvm
+from tvm import relay
+
+from ...core.graph import Graph
+from ...core.plan import LoweringPlan
+from ..base import Dialect
+from .executors import build, run
+from .lower import lower_graph
+
+# building would otherwise try to download tuning logs (TopHub), and fail offline
+os.environ.setdefault("TOPHUB_LOCATION", "NONE")
+
+
+class RelayDialect(Dialect):
+    name = "relay"
+
+    def describe_installation(self) -> dict:
+        cuda = tvm.runtime.enabled("cuda")
+        return {"tvm": tvm.__version__, "dialects": ["relay"],
+                "targets": ["llvm"] + (["cuda"] if cuda else []),
+                "devices": {"cuda": bool(cuda and tvm.cuda(0).exist)}}
+
+    def lower(self, request: dict):
+        if request.get("violation") is not None:
+            raise NotImplementedError("disruptive mode is not yet lowered to Relay")
+        plan = LoweringPlan.from_json(request["plan"]) if request.get("plan") else None
+        return lower_graph(Graph.from_json(request["graph"]), request["calls"], plan=plan)
+
+    def check_well_formed(self, module) -> None:
+        # type inference is Relay's check that a program is valid; lowering ran it, and a
+        # module that stops type-checking raises here
+        relay.transform.InferType()(module)
+
+    def mutate(self, module, seed: int, count: int):
+        raise NotImplementedError("Relay has no mutators yet")
+
+    def apply_passes(self, module, config: dict):
+        if not config.get("passes"):
+            return module
+        from .passes import apply_passes
+        return apply_passes(module, config)
+
+    def build(self, module, config: dict):
+        return build(module, config)
+
+    def run(self, executable, config: dict, inputs: list[np.ndarray]) -> list[np.ndarray]:
+        return run(executable, config, inputs)
+
+    def render(self, module):
+        # constants print exactly in the metadata section (lower.constant keeps scalars there)
+        return module.astext(show_meta_data=True), []
+
+
+DIALECT = RelayDialect()

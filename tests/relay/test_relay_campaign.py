@@ -1,0 +1,84 @@
+"""Relay campaigns end to end: the coordinator here, workers under TVM 0.19."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT, SPECS, run_hirfuzz
+from relay_env import relay_interpreter
+
+# add whose reference is subtract: every executor disagrees with the reference, a finding
+# whose reproducer must confirm it alone, in the Relay environment
+WRONG_ADD = """
+ops:
+  - name: add_wrong
+    inputs:
+      - a
+      - {name: b, shape: "a.shape"}
+    constraints: ["b.shape == a.shape"]
+    dtypes: [int32]
+    reference: np.subtract(a, b)
+    dialects:
+      relay: {op: add}
+"""
+
+SIMPLE_OPS = "add,subtract,multiply,maximum,minimum,negative,abs,exp,sigmoid,tanh,floor,ceil,nn.relu,sum,mean"
+
+
+def relay_campaign(*args):
+    python, env = relay_interpreter()
+    return run_hirfuzz("--ir", "relay", "--tvm-python", python, "--no-progress", *args, env=env)
+
+
+def test_every_executor_agrees_with_the_reference_on_valid_programs(tmp_path):
+    out = tmp_path / "out"
+    proc = relay_campaign("--only-ops", SIMPLE_OPS, "--dtypes", "float32,int32", "--iterations", 8, "--ops", 10,
+                          "--executors", "build,graph,debug", "--no-pass-fuzz", "--out", out, "--jobs", 2)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["dialect"] == "relay" and s["tvm"].startswith("0.19")
+    assert s["executors"] == ["vm", "build", "graph", "debug"]
+    assert s["cases"] == 8 and s["valid"] == 8  # every program passes Relay's type inference
+    assert s["compared"] == 8 and s["findings"] == [] and s["hirfuzz_bugs"] == []
+    assert s["ir_features"], "cases were lowered with functions, closures and If"
+
+
+def test_a_wrong_result_is_confirmed_and_replays_from_its_script_alone(tmp_path):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "ops.yaml").write_text(WRONG_ADD)
+    (specs / "tolerances.yaml").write_text((SPECS / "tolerances.yaml").read_text())
+    out = tmp_path / "out"
+    proc = relay_campaign("--specs", specs, "--iterations", 2, "--ops", 3, "--executors", "build",
+                          "--no-pass-fuzz", "--out", out, "--jobs", 1)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert len(s["findings"]) == 1 and s["unconfirmed"] == []
+    folder = Path(s["findings"][0]["path"])
+    script = (folder / "repro.py").read_text()
+    assert "TVM 0.19" in script and "tvm.relay.fromtext" in script and "import hirfuzz" not in script
+    python, env = relay_interpreter()
+    alone = subprocess.run([python, "repro.py"], cwd=folder, capture_output=True, text=True,
+                           env={**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env})
+    assert alone.returncode == 1 and "HIRFUZZ-REPRO mismatch" in alone.stdout, alone.stdout + alone.stderr
+    replayed = subprocess.run([sys.executable, "-m", "hirfuzz.replay", out], capture_output=True, text=True,
+                              cwd=ROOT, env={**os.environ, **env})
+    assert replayed.returncode == 1 and "1 still reproduce" in replayed.stdout, replayed.stdout
+
+
+def test_relay_under_a_tvm_without_relay_is_one_clear_error(tmp_path):
+    """apache-tvm 0.27, the interpreter running these tests, has no tvm.relay."""
+    proc = run_hirfuzz("--ir", "relay", "--tvm-python", sys.executable, "--only-ops", "add",
+                       "--iterations", 1, "--out", tmp_path / "out", "--no-progress", "--jobs", 1)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "cannot serve the relay dialect" in proc.stderr and "0.27" in proc.stderr, proc.stderr
+
+
+def test_list_ops_and_passes_name_what_relay_supports():
+    ops = run_hirfuzz("--ir", "relay", "--list-ops")
+    assert ops.returncode == 0, ops.stderr
+    names = ops.stdout.split()
+    assert "add" in names and "nn.relu" in names
+    passes = run_hirfuzz("--ir", "relay", "--list-passes")
+    assert passes.returncode == 0 and "FoldConstant" in passes.stdout.split()
