@@ -86,7 +86,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--tvm-python", metavar="PYTHON",
                    help="run workers, reproducer checks and reductions under this Python interpreter, which "
-                        "holds the TVM to fuzz (default: the one running hirfuzz); nothing is installed there")
+                        "holds the TVM to fuzz (default: the one running hirfuzz); nothing is installed there. "
+                        "A managed environment's name (relay, relax; see `python -m hirfuzz envs`) names its "
+                        "interpreter, run with the variables it needs; make it with `python -m hirfuzz setup NAME`")
     p.add_argument("--list-ops", action="store_true", help="print the op names, one a line, and exit")
     p.add_argument("--list-passes", action="store_true", help="print the pass catalog names, one a line, and exit")
     return p
@@ -123,6 +125,15 @@ def _check_python(path: str) -> str:
     return str(found.absolute())
 
 
+def _tvm_interpreter(value: str | None) -> tuple[str | None, dict]:
+    """--tvm-python: a managed environment's name or an interpreter's path; (path, its variables)."""
+    if not value:
+        return None, {}
+    from .envs import resolve_interpreter
+    python, env = resolve_interpreter(value)
+    return _check_python(python), env
+
+
 def run(argv=None) -> int:
     args = build_parser().parse_args(argv)
     from .core.spec import ALL_DTYPES, load_specs
@@ -154,7 +165,7 @@ def run(argv=None) -> int:
         if not usable:
             raise HirfuzzError("--dtypes: no selected op accepts any of these data types")
     targets = _check_targets(args.target)
-    tvm_python = _check_python(args.tvm_python) if args.tvm_python else None
+    tvm_python, tvm_env = _tvm_interpreter(args.tvm_python)
 
     from .campaign.coordinator import Campaign, Settings, format_summary
     settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,
@@ -166,7 +177,7 @@ def run(argv=None) -> int:
                         dialect=args.dialect, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
                         pass_files=[str(Path(f).resolve()) for f in args.passes],
                         features=not args.no_features, mutations=max(0, args.mutations),
-                        tvm_python=tvm_python)
+                        tvm_python=tvm_python, tvm_env=tvm_env)
     campaign = Campaign(settings, specs, progress=not args.no_progress)
     data = campaign.run()
     print(format_summary(data, args.out))
@@ -174,8 +185,12 @@ def run(argv=None) -> int:
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    from .envs import SUBCOMMANDS
+    # subcommands come first and are words, never flags: `--mode strict ...` still reaches run()
+    command = SUBCOMMANDS.get(argv[0]) if argv else None
     try:
-        return run(argv)
+        return command(argv[1:]) if command else run(argv)
     except HirfuzzError as exc:
         print(f"hirfuzz: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
