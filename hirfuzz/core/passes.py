@@ -12,17 +12,18 @@ step into a pass in its workers, importing user factories (`import: package.modu
 """
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import os
+import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-
-import yaml
 
 from ..errors import HirfuzzError
 
 PHASES = ("high-level", "legalisation", "lowering")
-_KEYS = {"name", "import", "args", "phase", "requires", "establishes", "preserves_results", "draw"}
+_KEYS = {"name", "import", "args", "phase", "requires", "establishes", "ends", "preserves_results", "draw",
+         "note"}
 
 
 @dataclass(frozen=True)
@@ -32,11 +33,13 @@ class PassEntry:
     args: dict = field(default_factory=dict)            # name -> list of choices
     requires: tuple[str, ...] = ()
     establishes: tuple[str, ...] = ()
+    ends: tuple[str, ...] = ()                          # properties it may destroy (normal forms)
     preserves_results: bool = True
     draw: bool = True
     import_path: str | None = None                      # "package.module:factory"
     search_dir: str | None = None                       # where the user's catalog lives
     source: str = ""                                    # the catalog file it came from
+    note: str = ""
 
     def __hash__(self):
         return hash(self.name)
@@ -70,7 +73,7 @@ def _read_entry(where: str, raw, search_dir: str) -> PassEntry:
     if not isinstance(args, dict) or not all(isinstance(v, list) and v for v in args.values()):
         raise HirfuzzError(f"{where}: 'args' maps each argument name to a non-empty list of choices")
     props = {}
-    for key in ("requires", "establishes"):
+    for key in ("requires", "establishes", "ends"):
         value = raw.get(key) or []
         if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
             raise HirfuzzError(f"{where}: '{key}' is a list of property names")
@@ -81,9 +84,11 @@ def _read_entry(where: str, raw, search_dir: str) -> PassEntry:
     imp = raw.get("import")
     if imp is not None and (not isinstance(imp, str) or imp.count(":") != 1 or not all(imp.split(":"))):
         raise HirfuzzError(f"{where}: 'import' is 'package.module:factory', not {imp!r}")
-    return PassEntry(name, phase, args, props["requires"], props["establishes"],
+    if not isinstance(raw.get("note", ""), str):
+        raise HirfuzzError(f"{where}: 'note' is text")
+    return PassEntry(name, phase, args, props["requires"], props["establishes"], props["ends"],
                      raw.get("preserves_results", True), raw.get("draw", True), imp, search_dir,
-                     where.split(": passes[")[0])
+                     where.split(": passes[")[0], raw.get("note", ""))
 
 
 def module_dir(module: str, catalog_dir: str, where: str) -> str | None:
@@ -108,6 +113,7 @@ def module_dir(module: str, catalog_dir: str, where: str) -> str | None:
 
 
 def _read_file(path: Path) -> list[PassEntry]:
+    import yaml  # here, not at the top: Relay workers import user_factory where PyYAML is absent
     try:
         doc = yaml.safe_load(path.read_text())
     except OSError as exc:
@@ -176,6 +182,18 @@ def _check_requirements(entries: dict[str, PassEntry]):
         raise HirfuzzError(f"{e.source}: precondition cycle: pass '{e.name}' can never run ({why})")
 
 
+# --- user passes (in workers) ----------------------------------------------------------------
+
+def user_factory(step: dict):
+    """The factory a user's step names (`import: package.module:factory`), imported from the
+    folder recorded in the step. Imports only the user's module: each dialect calls it and
+    passes the step's arguments to what it returns."""
+    module_name, factory = step["import"].split(":")
+    if step.get("search_dir") and step["search_dir"] not in sys.path:
+        sys.path.insert(0, step["search_dir"])
+    return getattr(importlib.import_module(module_name), factory)
+
+
 # --- sequences -------------------------------------------------------------------------------
 
 def parse_sequence(text: str, catalog: Catalog) -> list[dict]:
@@ -209,8 +227,14 @@ def unmet_requirements(seq: list[dict], catalog: Catalog) -> str | None:
         lacking = [p for p in entry.requires if p not in have]
         if lacking:
             return f"'{entry.name}' requires {', '.join(lacking)}, which no earlier pass establishes"
-        have.update(entry.establishes)
+        have = _after(entry, have)
     return None
+
+
+def _after(entry: PassEntry, have: set[str]) -> set[str]:
+    """The properties that hold once the pass has run: it may end some, then establishes its own
+    (ToANormalForm ends graph normal form and establishes A-normal form)."""
+    return (have - set(entry.ends)) | set(entry.establishes)
 
 
 def draw_sequence(catalog: Catalog, rng, max_len: int = 6, only_preserving: bool = True) -> list[dict]:
@@ -233,7 +257,7 @@ def draw_sequence(catalog: Catalog, rng, max_len: int = 6, only_preserving: bool
         args = {k: choices[int(rng.integers(len(choices)))] for k, choices in entry.args.items()}
         seq.append(_step(entry, args))
         fresh = set(entry.establishes) - have
-        have.update(entry.establishes)
+        have = _after(entry, have)
     return seq
 
 
@@ -243,6 +267,13 @@ def minimise_sequence(seq: list[dict], fails, catalog: Catalog, max_checks: int 
     from .reduce import Budget, ddmin
     return ddmin(seq, fails, Budget(max_checks, max_seconds),
                  admissible=lambda trial: unmet_requirements(trial, catalog) is None)
+
+
+def argument_variants(args: dict) -> list[dict]:
+    """Each choice of each argument once, the others at their first choice (for checks that
+    try every choice without trying every combination)."""
+    first = {k: v[0] for k, v in args.items()}
+    return [first] + [{**first, name: c} for name, choices in args.items() for c in choices[1:]]
 
 
 def describe(seq: list[dict]) -> str:

@@ -6,12 +6,10 @@ configuration's PassContext.
 """
 from __future__ import annotations
 
-import importlib
-import sys
-
 import tvm
 from tvm import relax
 
+from ...core.passes import user_factory
 from ...protocol import make_config
 
 
@@ -25,10 +23,7 @@ def device_for(target):
 def instantiate_pass(step: dict):
     """The tvm.transform.Pass for one step of a sequence (a user's factory, or relax.transform)."""
     if step.get("import"):
-        module_name, factory = step["import"].split(":")
-        if step.get("search_dir") and step["search_dir"] not in sys.path:
-            sys.path.insert(0, step["search_dir"])
-        return getattr(importlib.import_module(module_name), factory)(**step["args"])
+        return user_factory(step)(**step["args"])
     return getattr(relax.transform, step["name"])(**step["args"])
 
 

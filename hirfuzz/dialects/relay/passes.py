@@ -1,0 +1,65 @@
+"""Relay pass sequences (TVM 0.19 only; runs in Relay workers, never in the coordinator).
+
+A step is `{"name", "args", "import"?, "search_dir"?}`, as for Relax: `relay.transform.<name>`,
+or a user's factory. A configuration's `passes` run before the executor's own pipeline.
+
+Three things in TVM 0.19 shape `apply_passes`:
+- several passes (LambdaLift, ToANormalForm, PartialEvaluate, EtaExpand) update the module
+  they are given and return it, so the input is copied first and never changes;
+- a Sequential silently skips a pass whose opt_level is above the PassContext's (FastMath and
+  the CombineParallel* passes are level 4), so each step's passes are named as required
+  passes of its context, which runs them whatever the configured opt_level;
+- Relay passes are written for a type-checked module, and many do not say so (those that do
+  get InferType from the Sequential); InferType runs before every step, as TVM's own
+  pipelines re-infer between passes, so that no step fails only for lack of types.
+
+    python -m hirfuzz.dialects.relay.passes --check CATALOG.json   (see passcheck.py)
+"""
+from __future__ import annotations
+
+import tvm
+from tvm import relay
+
+from ...core.passes import user_factory
+
+
+def instantiate_pass(step: dict):
+    """The tvm.transform.Pass for one step (a user's factory, or relay.transform)."""
+    if step.get("import"):
+        return user_factory(step)(**step["args"])
+    return getattr(relay.transform, step["name"])(**step["args"])
+
+
+def copy_module(mod):
+    """A new IRModule holding the same (immutable) functions and type definitions: a pass that
+    updates its module in place updates the copy only."""
+    return tvm.IRModule(dict(mod.functions), dict(mod.type_definitions), attrs=mod.attrs)
+
+
+def pass_names(pass_) -> list[str]:
+    """The names a PassContext must require so that the pass and every pass inside it run
+    (BatchingOps and FoldScaleAxis are Sequentials of level-3 and level-4 passes), with the
+    passes they require."""
+    names = [pass_.info.name, *map(str, pass_.info.required)]
+    for inner in getattr(pass_, "passes", None) or []:
+        names += pass_names(inner)
+    return names
+
+
+def run_step(mod, pass_, opt_level: int):
+    """InferType, then the pass (with the passes it requires), under the configured opt_level."""
+    with tvm.transform.PassContext(opt_level=opt_level, required_pass=pass_names(pass_)):
+        return tvm.transform.Sequential([relay.transform.InferType(), pass_])(mod)
+
+
+def apply_passes(mod, config: dict):
+    """Run the configuration's pass sequence (stage 'passes') on a copy of `mod`."""
+    mod = copy_module(mod)
+    for step in config.get("passes") or []:
+        mod = run_step(mod, instantiate_pass(step), config["opt_level"])
+    return mod
+
+
+if __name__ == "__main__":
+    from .passcheck import main
+    main()
