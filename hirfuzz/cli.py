@@ -186,9 +186,11 @@ def run(argv=None) -> int:
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    from .envs import SUBCOMMANDS
+    from .campaign.conformance import conformance_command
+    from .envs import envs_command, setup_command
+    subcommands = {"setup": setup_command, "envs": envs_command, "conformance": conformance_command}
     # subcommands come first and are words, never flags: `--mode strict ...` still reaches run()
-    command = SUBCOMMANDS.get(argv[0]) if argv else None
+    command = subcommands.get(argv[0]) if argv else None
     try:
         return command(argv[1:]) if command else run(argv)
     except HirfuzzError as exc:

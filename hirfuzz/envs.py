@@ -386,5 +386,3 @@ def envs_command(argv: list[str]) -> int:
         print("  ".join(cell.ljust(width) for cell, width in zip(row, widths)) + "  " + row[3])
     return 0
 
-
-SUBCOMMANDS = {"setup": setup_command, "envs": envs_command}

@@ -303,3 +303,23 @@ def _record(graph: Graph, coverage: Coverage):
                  if graph.nodes[g.node].kind == "op"]
         shapes = tuple(t.shape for t in node.outputs)
         coverage.add(coverage.new_keys(node.op, node.dtype, shapes, [p.op for p in parents], pairs))
+
+
+PROPOSE_TRIES = 60   # attempts at a valid insertion before the spec is blamed
+
+
+def single_op_graph(specs, op_name: str, dtype: str, rng) -> Graph:
+    """A one-operator graph of `op_name` at `dtype`, for conformance checks; raises Rejected
+    when none can be made."""
+    spec = specs.ops[op_name]
+    last = ""
+    for _ in range(PROPOSE_TRIES):
+        builder = GraphBuilder(specs, rng)
+        try:
+            ins = builder.propose(spec, dtype)
+        except (Rejected, E.ExprError) as exc:
+            last = str(exc)
+            continue
+        builder.commit(ins)
+        return builder.graph
+    raise Rejected(f"no valid insertion in {PROPOSE_TRIES} tries (last: {last})")

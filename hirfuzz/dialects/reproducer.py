@@ -6,10 +6,23 @@ A reproducer prints marks (`protocol.REPRO_MARK`) saying how far it got; the che
 """
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 import numpy as np
 
 from ..core.finding import Finding
 from ..protocol import REPRO_MARK as MARK, describe_config
+
+
+def source_of(module_file: Path, name: str) -> str:
+    """The source text of a top-level function of a hirfuzz module, without importing it
+    (it imports TVM, which the coordinator never does): reproducers copy the worker's code."""
+    text = module_file.read_text()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return ast.get_source_segment(text, node)
+    raise ValueError(f"{module_file} has no function {name}")
 
 
 def array_code(a: np.ndarray) -> str:

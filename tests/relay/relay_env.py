@@ -1,25 +1,26 @@
-"""Helpers for Relay tests. Relay tests run TVM 0.19 in its own environment, never in this process (which holds
-apache-tvm 0.27): each test runs code there in a subprocess."""
-import glob
+"""Helpers for Relay tests. Relay tests run TVM 0.19 in its own environment, never in this
+process (which holds apache-tvm 0.27): each test runs code there in a subprocess."""
 import os
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from hirfuzz.envs import resolve_interpreter
+from hirfuzz.errors import HirfuzzError
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def relay_interpreter() -> tuple[str, dict]:
-    """The Relay environment's Python and the variables it needs (relay-notes.md)."""
-    python = os.environ.get("HIRFUZZ_RELAY_PYTHON", "/tmp/relayenv/bin/python")
-    if not Path(python).is_file():
-        pytest.fail(f"no Relay environment at {python}: set HIRFUZZ_RELAY_PYTHON")
-    site = glob.glob(str(Path(python).parent.parent / "lib" / "python3*" / "site-packages"))
-    llvm = [str(Path(s) / "llvm" / "lib") for s in site]
-    env = {"LD_LIBRARY_PATH": os.pathsep.join(llvm + [os.environ.get("LD_LIBRARY_PATH", "")]),
-           "TOPHUB_LOCATION": "NONE", "TVM_BACKTRACE": "1"}
-    return python, env
+    """The managed Relay environment's Python (`python -m hirfuzz setup relay`) and the
+    variables it needs; HIRFUZZ_RELAY_PYTHON names another interpreter holding TVM 0.19."""
+    if os.environ.get("HIRFUZZ_RELAY_PYTHON"):
+        return os.environ["HIRFUZZ_RELAY_PYTHON"], {"TOPHUB_LOCATION": "NONE", "TVM_BACKTRACE": "1"}
+    try:
+        return resolve_interpreter("relay")
+    except HirfuzzError as exc:  # a missing environment fails the Relay tests, never skips them
+        pytest.fail(str(exc))
 
 
 def run_in_relay(*args, timeout=600) -> subprocess.CompletedProcess:

@@ -18,10 +18,9 @@ from dataclasses import dataclass, field
 import numpy as np
 from tvm import relax
 
-from ...core import expr as E
 from ...protocol import make_config
 from .compile import build_module
-from ...core.generate import GraphBuilder, Rejected
+from ...core.generate import Rejected, single_op_graph
 from ...core.graph import Graph, TensorType
 from ...core.inputs import choose_inputs
 from ...core.calls import call_records
@@ -29,8 +28,6 @@ from .lower import lower_graph
 from ...core.oracle import compare_tensor
 from .run import run_module
 from ...core.spec import ALL_DTYPES
-
-PROPOSE_TRIES = 60   # attempts at a valid insertion before the spec is blamed
 
 # Stages a sample goes through; a sample stops at the first one that fails.
 STAGES = ("generate", "lower", "well_formed", "type", "build", "run", "reference", "compare")
@@ -98,28 +95,12 @@ def _fmt(types: list[TensorType]) -> str:
     return ", ".join(f"{t.dtype}{list(t.shape)}" for t in types)
 
 
-def propose_graph(specs, op_name: str, dtype: str, rng) -> Graph:
-    """A one-operator graph of `op_name` at `dtype`; raises Rejected when none can be made."""
-    spec = specs.ops[op_name]
-    last = ""
-    for _ in range(PROPOSE_TRIES):
-        builder = GraphBuilder(specs, rng)
-        try:
-            ins = builder.propose(spec, dtype)
-        except (Rejected, E.ExprError) as exc:
-            last = str(exc)
-            continue
-        builder.commit(ins)
-        return builder.graph
-    raise Rejected(f"no valid insertion in {PROPOSE_TRIES} tries (last: {last})")
-
-
 def run_sample(specs, op_name: str, dtype: str, rng, config: dict | None = None,
                compare: bool = True) -> Sample:
     """Generate, lower, type-check, build, run and compare one single-op case."""
     config = config or make_config()
     try:
-        graph = propose_graph(specs, op_name, dtype, rng)
+        graph = single_op_graph(specs, op_name, dtype, rng)
     except Rejected as exc:
         return Sample(dtype, "generate", str(exc), f"{op_name}[{dtype}]")
     case = _describe_case(graph)

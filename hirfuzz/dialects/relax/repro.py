@@ -8,7 +8,6 @@ it imports no TVM: it runs in the coordinator.
 """
 from __future__ import annotations
 
-import ast
 import inspect
 from pathlib import Path
 
@@ -17,7 +16,9 @@ import numpy as np
 from ...core.finding import Finding
 from ...core.graph import Graph, Ref
 from ...protocol import REPRO_MARK as MARK
-from ..reproducer import CHECK_RESULTS, USER_PASS, array_code, data_lines, docstring
+from ..reproducer import CHECK_RESULTS, USER_PASS, array_code, data_lines, docstring, source_of
+
+HERE = Path(__file__).parent
 
 class _Code:
     """A Python expression in the reproducer; its repr is the text, so lists of them print."""
@@ -110,15 +111,6 @@ def main():
 '''.format(mark=MARK) + CHECK_RESULTS
 
 
-def _source_of(module_file: str, name: str) -> str:
-    """The source text of a top-level function of a hirfuzz module, without importing it."""
-    text = (Path(__file__).parent / module_file).read_text()
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.FunctionDef) and node.name == name:
-            return ast.get_source_segment(text, node)
-    raise ValueError(f"{module_file} has no function {name}")
-
-
 def _pass_code(step: dict) -> str:
     if step.get("import"):
         return f"user_pass({step['import']!r}, {step.get('search_dir')!r}, {step['args']!r})"
@@ -151,7 +143,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
     ]
     # the worker's own precondition step, copied verbatim (read as text: mutate imports TVM,
     # which the coordinator never does)
-    header += ["", _source_of("mutate.py", "prepare_for_build"), "", _source_of("mutate.py", "_has_local_functions")]
+    header += ["", source_of(HERE / "mutate.py", "prepare_for_build"), "", source_of(HERE / "mutate.py", "_has_local_functions")]
     passes = [_pass_code(step) for step in config.get("passes", [])]
     if any(step.get("import") for step in config.get("passes", [])):
         header.append(USER_PASS)

@@ -1,13 +1,36 @@
-"""Relay op calls from call records (runs under TVM 0.19 only)."""
+"""Relay op calls from call records (runs under TVM 0.19 only).
+
+A spec's Relay spelling names either an op in `tvm.relay` ("nn.conv2d") or a composite,
+"hirfuzz.<name>": a few Relay ops standing for one Relax op that Relay lacks (gelu,
+atan2, eye_like, ...). Composites are registered below with `@composite`; they receive
+the call record's arguments like any op and return one Relay expression. Reproducers are
+Relay text, so a composite leaves no trace of hirfuzz in them.
+"""
 from __future__ import annotations
+
+from typing import Callable
 
 from tvm import relay
 
 from ...core.calls import decode_argument
 
+COMPOSITE_PREFIX = "hirfuzz."
+COMPOSITES: dict[str, Callable[..., relay.Expr]] = {}
+
+
+def composite(fn: Callable[..., relay.Expr]) -> Callable[..., relay.Expr]:
+    """Register `fn` as the composite op "hirfuzz.<fn name>"."""
+    COMPOSITES[COMPOSITE_PREFIX + fn.__name__] = fn
+    return fn
+
 
 def relay_op(path: str):
-    """`tvm.relay.<path>`, e.g. "nn.conv2d"; raises AttributeError for an unknown op."""
+    """`tvm.relay.<path>`, e.g. "nn.conv2d", or a registered composite "hirfuzz.<name>";
+    raises AttributeError for an unknown op."""
+    if path.startswith(COMPOSITE_PREFIX):
+        if path not in COMPOSITES:
+            raise AttributeError(f"no Relay composite '{path}' (known: {', '.join(sorted(COMPOSITES))})")
+        return COMPOSITES[path]
     fn = relay
     for part in path.split("."):
         fn = getattr(fn, part)
@@ -21,3 +44,16 @@ def op_call(record: dict, items: list) -> relay.Expr:
     kwargs = {k: decode_argument(v, items) for k, v in record["kwargs"].items()}
     value = relay_op(record["op"])(*args, **kwargs)
     return value.astuple() if isinstance(value, relay.expr.TupleWrapper) else value
+
+
+def scalar(value, dtype: str) -> relay.Expr:
+    """A rank-0 constant of `dtype` (composites mix constants with tensors of that dtype)."""
+    return relay.const(value, dtype)
+
+
+def dtype_of(expr: relay.Expr) -> str:
+    """The dtype of a tensor-typed expression (infers the type of a fresh sub-expression)."""
+    return relay.transform.InferTypeLocal(expr).dtype
+
+
+# --- composites: elementwise ----------------------------------------------------------------

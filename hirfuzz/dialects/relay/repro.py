@@ -7,12 +7,14 @@ bug is there. Writing it imports no TVM: it runs in the coordinator.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from ...core.finding import Finding
 from ...core.graph import Graph
 from ...protocol import REPRO_MARK as MARK
-from ..reproducer import CHECK_RESULTS, USER_PASS, data_lines, docstring
+from ..reproducer import CHECK_RESULTS, USER_PASS, data_lines, docstring, source_of
 
 _FLATTEN = '''
 
@@ -76,16 +78,15 @@ def main():
         raise
 '''.format(mark=MARK)
 
-# how the worker runs a sequence (dialects/relay/passes.py): each pass under a PassContext
-# whose opt_level lets it run, so that a Sequential does not silently skip it
-_APPLY_PASSES = '''
+HERE = Path(__file__).parent
 
-def apply_passes(mod, pass_list):
-    for p in pass_list:
-        with tvm.transform.PassContext(opt_level=max(OPT_LEVEL, p.info.opt_level)):
-            mod = relay.transform.InferType()(p(mod))
-    return mod
-'''
+
+def _apply_passes_code() -> str:
+    """How the worker runs a sequence (passes.py), copied verbatim: InferType before each pass,
+    and each pass required by its PassContext, so that none is silently skipped."""
+    return "\n\n".join(["", source_of(HERE / "passes.py", "pass_names"), source_of(HERE / "passes.py", "run_step"),
+                        "def apply_passes(mod, pass_list):\n    for p in pass_list:\n"
+                        "        mod = run_step(mod, p, OPT_LEVEL)\n    return mod", ""])
 
 
 def _pass_code(step: dict) -> str:
@@ -117,7 +118,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
     steps = config.get("passes", [])
     if any(step.get("import") for step in steps):
         lines.append(USER_PASS)
-    lines += ["", "def passes():", f"    return [{', '.join(_pass_code(s) for s in steps)}]", _APPLY_PASSES]
+    lines += ["", "def passes():", f"    return [{', '.join(_pass_code(s) for s in steps)}]", _apply_passes_code()]
     if module_script is None or "error" in module_script:
         # no faithful text: say so; the reproducer check then keeps the finding unconfirmed
         why = (module_script or {}).get("error", "the worker printed no module")
