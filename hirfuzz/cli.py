@@ -86,7 +86,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--tvm-python", metavar="PYTHON",
                    help="run workers, reproducer checks and reductions under this Python interpreter, which "
-                        "holds the TVM to fuzz (default: the one running hirfuzz); nothing is installed there. "
+                        "holds the TVM to fuzz (default: the managed relay environment for --ir relay, the one running hirfuzz for relax); nothing is installed there. "
                         "A managed environment's name (relay, relax; see `python -m hirfuzz envs`) names its "
                         "interpreter, run with the variables it needs; make it with `python -m hirfuzz setup NAME`")
     p.add_argument("--list-ops", action="store_true", help="print the op names, one a line, and exit")
@@ -165,7 +165,7 @@ def run(argv=None) -> int:
         if not usable:
             raise HirfuzzError("--dtypes: no selected op accepts any of these data types")
     targets = _check_targets(args.target)
-    tvm_python, tvm_env = _tvm_interpreter(args.tvm_python)
+    tvm_python, tvm_env = _tvm_interpreter(args.tvm_python or info.environment)
 
     from .campaign.coordinator import Campaign, Settings, format_summary
     settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,

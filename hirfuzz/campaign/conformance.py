@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.calls import call_records
+from ..core.finding import headline
 from ..core.generate import Rejected, single_op_graph
 from ..core.inputs import choose_inputs
 from ..core.oracle import compare_results
@@ -112,7 +113,7 @@ def judge(sample: _Sample, answer, configs: list[dict]) -> tuple[list[str], int]
         if reply.get("status") == "skipped":
             continue
         if reply.get("status") == "error":
-            first = next((ln for ln in reply["message"].splitlines() if ln.strip()), "")
+            first = headline(reply["message"])
             problems.append(f"{where} on {label}: {reply['stage']}: {reply['exc_type']}: {first[:300]}")
             continue
         if not sample.runnable or not sample.comparable:
@@ -209,7 +210,7 @@ def conformance_command(argv) -> int:
         if bad:
             raise HirfuzzError(f"--executors: {args.dialect} has no executor {', '.join(bad)} "
                                f"(known: {', '.join(info.executors)})")
-        python, env = _tvm_interpreter(args.tvm_python or ("relay" if args.dialect == "relay" else None))
+        python, env = _tvm_interpreter(args.tvm_python or info.environment)
         total = sum(len(specs.ops[o].dtypes) for o in ops) * args.samples
         seen = [0]
 

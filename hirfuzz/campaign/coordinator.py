@@ -15,6 +15,7 @@ import signal
 import threading
 import time
 from dataclasses import asdict, dataclass, field, fields
+from enum import IntEnum
 from pathlib import Path
 
 import numpy as np
@@ -35,7 +36,7 @@ from ..core.passes import draw_sequence, load_catalog
 from .reducer import PENDING, Reductions
 from .report import campaign_report
 from .sandbox import Death, Pool, WorkerError
-from ..core.finding import Finding, crash_signature, death_signature, normalize_message, short_id
+from ..core.finding import Finding, crash_signature, death_signature, headline, normalize_message, short_id
 from ..dialects import dialect_info
 from ..protocol import decode_array, describe_config, encode_array, make_config
 from .triage import finding_files
@@ -89,6 +90,15 @@ class Case:
     request: dict = field(default_factory=dict)
 
 
+class Stream(IntEnum):
+    """A case's random streams besides the campaign's graph stream (values fixed: a seed
+    must give the same campaign across versions)."""
+    INPUTS = 0      # input values (the key is [seed, index], for older campaigns' sake)
+    CONFIGS = 2     # the pass sequence and opt level drawn for the case
+    PLAN = 3        # the lowering plan: functions, closures, IR features
+    MUTATION = 4    # the mutators a worker applies
+
+
 @dataclass
 class Counters:
     cases: int = 0
@@ -128,6 +138,7 @@ class Campaign:
         self.specs = specs
         self.info = dialect_info(settings.dialect)
         self.catalog = load_catalog(settings.pass_files, builtin=self.info.catalog)
+        self.violable = self.violable_ops() if settings.mode == "disruptive" else []
         self.progress = progress
         fixed = {k: v for k, v in asdict(settings).items() if k in FIXED_SETTINGS}
         self.out, state = OutDir.open(settings.out, {**asdict(settings), **fixed})
@@ -212,7 +223,7 @@ class Campaign:
                                    ops=self.s.only_ops, dtypes=self.s.dtypes, stats=self.gen_stats)
         gen_ms = (time.perf_counter() - t0) * 1000
         # inputs have their own stream per case, so the graphs depend on the seed alone
-        chosen = choose_inputs(graph, self.specs, np.random.default_rng([self.s.seed, index]))
+        chosen = choose_inputs(graph, self.specs, self.case_rng(index, Stream.INPUTS))
         inputs = [chosen.values[n.id] for n in graph.variables]
         expected = [chosen.facts[r] for r in graph.results()]
         lowering = lowering if lowering is not None else self.case_lowering(graph, index)
@@ -225,20 +236,27 @@ class Campaign:
         _plant(case.request, index)
         return case
 
+    def case_rng(self, index: int, stream: "Stream") -> np.random.Generator:
+        """Case `index`'s own random stream for one purpose: what one purpose draws never
+        shifts another's (or the graph stream's), so a change to, say, pass drawing leaves
+        a seed's graphs and inputs as they were."""
+        key = [self.s.seed, index] if stream is Stream.INPUTS else [self.s.seed, index, int(stream)]
+        return np.random.default_rng(key)
+
     def case_lowering(self, graph: Graph, index: int) -> dict:
         """How the case is lowered (a plan of functions and features) and mutated (a seed)."""
         lowering = {}
         if self.s.features:
-            plan = plan_lowering(graph, np.random.default_rng([self.s.seed, index, 3]), Knobs(**self.info.plan_knobs))
+            plan = plan_lowering(graph, self.case_rng(index, Stream.PLAN), Knobs(**self.info.plan_knobs))
             lowering["plan"] = plan.to_json()
         if self.s.mutations and self.info.mutators:
-            lowering["mutation"] = {"seed": [self.s.seed, index, 4], "count": self.s.mutations}
+            lowering["mutation"] = {"seed": [self.s.seed, index, int(Stream.MUTATION)], "count": self.s.mutations}
         return lowering
 
     def case_configs(self, index: int, lowering: dict | None = None) -> list[dict]:
         """Baseline first (the VM on the first target), then a pass sequence, then the mutant,
         then the other executors and targets: the matrix one case goes through."""
-        rng = np.random.default_rng([self.s.seed, index, 2])  # not the graph stream
+        rng = self.case_rng(index, Stream.CONFIGS)
         base = self.info.baseline
         configs = [self.config(base, self.s.targets[0])]
         seq = self.s.pass_seq
@@ -264,12 +282,12 @@ class Campaign:
                 try:
                     graph, violation = generate_violation(self.specs, self.gen_rng, n_ops,
                                                           self.coverage.sets["violation"], self.s.guided,
-                                                          self.s.only_ops)
+                                                          self.violable)
                     break
                 except Rejected:
                     continue
             disruption = {"violation": violation.to_json(), "plan": violation_plan(violation, graph, self.specs)}
-        inputs = draw_violation_inputs(graph, disruption["violation"], np.random.default_rng([self.s.seed, index]))
+        inputs = draw_violation_inputs(graph, disruption["violation"], self.case_rng(index, Stream.INPUTS))
         gen_ms = (time.perf_counter() - t0) * 1000
         case = Case(index, graph, inputs, True, [], gen_ms, disruption=disruption,
                     configs=[self.config(self.info.baseline, self.s.targets[0])])
@@ -278,6 +296,17 @@ class Campaign:
                         "violation": disruption["plan"], "inputs": [encode_array(a) for a in inputs]}
         _plant(case.request, index)
         return case
+
+    def violable_ops(self) -> list[str]:
+        """The ops a violation may target: not the dialect's composites, whose reproducer
+        would need hirfuzz to rebuild them."""
+        names = self.s.only_ops or self.specs.names()
+        prefix = self.info.composite_prefix
+        ops = [n for n in names if not (prefix and self.specs.ops[n].dialect_op.startswith(prefix))]
+        if not ops:
+            raise HirfuzzError(f"disruptive mode: every selected op is a composite of several {self.s.dialect} "
+                               f"ops ({', '.join(names)}); select at least one the dialect has as one op")
+        return ops
 
     def next_case(self) -> Case | None:
         if self.queue:
@@ -418,7 +447,7 @@ class Campaign:
         label = "" if oracle in ("crash", "reference") else f" under {describe_config(config, with_passes=False)}"
         if reply["status"] == "error":
             stage, exc_type = reply["stage"], reply["exc_type"]
-            first = next((ln for ln in reply["message"].splitlines() if ln.strip()), exc_type)
+            first = headline(reply["message"], exc_type)
             oracle = "crash" if oracle == "reference" else oracle
             prefix = "" if oracle == "crash" else f"{oracle}|"
             finding = Finding(kind="crash", oracle=oracle, stage=stage,
@@ -473,7 +502,7 @@ class Campaign:
             message, detail, extra = answer.describe(), answer.log_tail, {"signal": answer.signal or answer.reason}
         elif cls == "poor-diagnostic":
             sig = crash_signature(stage, answer["exc_type"], answer["message"], answer["traceback"])
-            first = next((ln for ln in answer["message"].splitlines() if ln.strip()), answer["exc_type"])
+            first = headline(answer["message"], answer["exc_type"])
             message = f"{answer['exc_type']}: {first[:250]}"
             detail, extra = answer["traceback"], {"exc_type": answer["exc_type"]}
         else:  # silent acceptance: nothing to key on but what was broken

@@ -35,10 +35,22 @@ class Finding:
 
 # --- signatures -------------------------------------------------------------------------------
 
+def headline(message: str, default: str = "") -> str:
+    """The line of an error message that says what went wrong. TVM 0.19 with TVM_BACKTRACE
+    puts its C++ backtrace first ("Traceback (most recent call last):", frames) and the
+    error last; other messages say it first."""
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    if not lines:
+        return default
+    if lines[0].startswith("Traceback"):
+        return lines[-1]
+    return lines[0]
+
+
 def normalize_message(message: str) -> str:
     text = message.strip()
     check = _CHECK.search(text)
-    line = check.group(1) if check else next((ln for ln in text.splitlines() if ln.strip()), "")
+    line = check.group(1) if check else headline(text)
     line = re.sub(r"0x[0-9a-fA-F]+", "0x?", line)
     line = re.sub(r"\b(lv|gv|x|c|v)\d+\b", "V", line)
     line = re.sub(r"\d+", "N", line)

@@ -149,6 +149,15 @@ def divide(a, b):
     return np.divide(a, b)
 
 
+def round_half_away(x):
+    """Rounding with halves away from zero (Relay's round; NumPy rounds them to even)."""
+    if x.dtype.kind != "f":
+        return x
+    whole = np.trunc(x)
+    half = np.abs(x - whole) == 0.5   # exact in binary floating point
+    return np.where(half, whole + np.sign(x), np.round(x)).astype(x.dtype)
+
+
 def erf(x):
     """The error function, computed in float64 (NumPy has no erf)."""
     import math
@@ -450,7 +459,7 @@ HELPERS.update({"conv1d": conv1d,
                 "argsort": argsort, "sort": sort, "topk": topk,
                 "gather_elements": gather_elements, "gather_nd": gather_nd,
                 "scatter_elements": scatter_elements, "scatter_nd": scatter_nd, "one_hot": one_hot,
-                "log_add_exp": log_add_exp, "cumprod": cumprod})
+                "log_add_exp": log_add_exp, "cumprod": cumprod, "round_half_away": round_half_away})
 
 
 # --- interpreting a graph ---------------------------------------------------------------------

@@ -33,4 +33,5 @@ INFO = DialectInfo(name="relay", tvm="TVM 0.19 (python -m hirfuzz setup relay)",
                    reproducer="hirfuzz.dialects.relay.repro",
                    # symbolic shapes cast back to static ones are Relax's (match_cast)
                    plan_knobs={"p_match_cast": 0.0, "p_shape_of": 0.0, "p_dynamic_param": 0.0},
-                   mutators=False, writes_plain_modules=False)
+                   mutators=True, writes_plain_modules=False,
+                   composite_prefix="hirfuzz.", environment="relay")

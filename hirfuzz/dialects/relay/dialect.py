@@ -12,6 +12,8 @@ from ...core.plan import LoweringPlan
 from ..base import Dialect
 from .executors import build, run
 from .lower import lower_graph
+from .ops import relay_op
+from .violate import apply_violation
 
 # building would otherwise try to download tuning logs (TopHub), and fail offline
 os.environ.setdefault("TOPHUB_LOCATION", "NONE")
@@ -27,10 +29,11 @@ class RelayDialect(Dialect):
                 "devices": {"cuda": bool(cuda and tvm.cuda(0).exist)}}
 
     def lower(self, request: dict):
-        if request.get("violation") is not None:
-            raise NotImplementedError("disruptive mode is not yet lowered to Relay")
         plan = LoweringPlan.from_json(request["plan"]) if request.get("plan") else None
-        return lower_graph(Graph.from_json(request["graph"]), request["calls"], plan=plan)
+        mod = lower_graph(Graph.from_json(request["graph"]), request["calls"], plan=plan)
+        if request.get("violation") is not None:
+            mod = apply_violation(mod, request["violation"], relay_op)
+        return mod
 
     def check_well_formed(self, module) -> None:
         # type inference is Relay's check that a program is valid; lowering ran it, and a
@@ -38,7 +41,8 @@ class RelayDialect(Dialect):
         relay.transform.InferType()(module)
 
     def mutate(self, module, seed: int, count: int):
-        raise NotImplementedError("Relay has no mutators yet")
+        from .mutate import mutate
+        return mutate(module, np.random.default_rng(seed), count)
 
     def apply_passes(self, module, config: dict):
         if not config.get("passes"):

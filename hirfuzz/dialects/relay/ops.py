@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+import numpy as np
 from tvm import relay
 
 from ...core.calls import decode_argument
@@ -31,6 +32,12 @@ def relay_op(path: str):
         if path not in COMPOSITES:
             raise AttributeError(f"no Relay composite '{path}' (known: {', '.join(sorted(COMPOSITES))})")
         return COMPOSITES[path]
+    return tvm_relay_op(path)
+
+
+def tvm_relay_op(path: str):
+    """`tvm.relay.<path>` (reproducers copy this function: they know no composites)."""
+    from tvm import relay
     fn = relay
     for part in path.split("."):
         fn = getattr(fn, part)
@@ -51,9 +58,38 @@ def scalar(value, dtype: str) -> relay.Expr:
     return relay.const(value, dtype)
 
 
-def dtype_of(expr: relay.Expr) -> str:
-    """The dtype of a tensor-typed expression (infers the type of a fresh sub-expression)."""
-    return relay.transform.InferTypeLocal(expr).dtype
-
-
 # --- composites: elementwise ----------------------------------------------------------------
+
+@composite
+def square(x):
+    return relay.multiply(x, x)
+
+
+@composite
+def atan2(y, x, dtype):
+    """atan(y/x) moved to the right quadrant; x = 0 gives +-pi/2 by the sign of y (0 for y = 0)."""
+    pi, zero = scalar(np.pi, dtype), scalar(0, dtype)
+    base = relay.atan(relay.divide(y, x))
+    left = relay.where(relay.greater_equal(y, zero), relay.add(base, pi), relay.subtract(base, pi))
+    on_axis = relay.multiply(relay.sign(y), scalar(np.pi / 2, dtype))
+    return relay.where(relay.greater(x, zero), base, relay.where(relay.less(x, zero), left, on_axis))
+
+
+@composite
+def log_add_exp(a, b):
+    """log(exp(a) + exp(b)) without overflow: the larger operand factored out."""
+    m = relay.maximum(a, b)
+    return relay.add(m, relay.log(relay.add(relay.exp(relay.subtract(a, m)), relay.exp(relay.subtract(b, m)))))
+
+
+# --- composites: reductions -------------------------------------------------------------------
+
+@composite
+def argmax(x, axis=None, keepdims=False):
+    """Relay's argmax gives int32 indices; the spec's (Relax's, NumPy's) are int64."""
+    return relay.cast(relay.argmax(x, axis=axis, keepdims=keepdims), "int64")
+
+
+@composite
+def argmin(x, axis=None, keepdims=False):
+    return relay.cast(relay.argmin(x, axis=axis, keepdims=keepdims), "int64")

@@ -62,6 +62,8 @@ def main():
         pass_list = passes()
         stage = "lower"
         mod = tvm.relay.fromtext(MODULE)
+        if VIOLATION is not None:
+            mod = apply_violation(mod, VIOLATION, tvm_relay_op)
         stage = "well_formed"
         mod = relay.transform.InferType()(mod)
         stage = "passes"
@@ -104,6 +106,14 @@ def _text_literal(text: str) -> str:
     return quotes + text + quotes
 
 
+def _violation_lines(plan: dict | None) -> list[str]:
+    """Disruptive mode: the worker's own code adding the violating call (violate.py)."""
+    if plan is None:
+        return ["VIOLATION = None", ""]
+    return [source_of(HERE / "ops.py", "tvm_relay_op"), "",
+            source_of(HERE / "violate.py", "apply_violation"), "", f"VIOLATION = {plan!r}", ""]
+
+
 def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, inputs: list[np.ndarray],
                       run: bool, expected: list | None, tvm_version: str | None,
                       violation_plan: dict | None = None, module_script: dict | None = None) -> str:
@@ -125,6 +135,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
         lines += ["", f"raise RuntimeError({('hirfuzz could not print this module: ' + why)!r})", ""]
     else:
         lines += ["", f"MODULE = {_text_literal(module_script['script'])}", ""]
+    lines += _violation_lines(violation_plan)
     lines += data_lines(inputs, expected, rejection=violation_plan is not None)
     build = _BUILD_WITH_RELAY_BUILD if config["kind"] == "build" else _BUILD_WITH_CREATE_EXECUTOR
     return "\n".join(lines) + _FLATTEN + build + _MAIN + CHECK_RESULTS
