@@ -3,11 +3,13 @@
 A record is plain data: the op's name in the dialect, its positional and keyword
 arguments, and whether it returns a tuple. An argument is `{"input": [i]}` (the node's
 i-th input), `{"input": [i, j]}` (the j-th tensor of a variadic i-th input),
-`{"list": [...]}` or `{"value": v}`. With records, a worker needs neither the op specs
+`{"list": [...]}`, `{"layout_map": [perm, split, factor]}` (an index function, rebuilt
+by the worker) or `{"value": v}`. With records, a worker needs neither the op specs
 (YAML) nor z3, only TVM and numpy: it can run under any interpreter holding a TVM.
 """
 from __future__ import annotations
 
+from .expr import IndexLambda, layout_map
 from .graph import Graph, Node
 
 
@@ -23,6 +25,8 @@ def _encode(value):
         return {"input": value.position}
     if isinstance(value, (list, tuple)) and any(isinstance(v, _Input) for v in value):
         return {"list": [_encode(v) for v in value]}
+    if isinstance(value, IndexLambda):  # a function is not JSON: its recipe is
+        return {"layout_map": list(value.layout)}
     return {"value": value}
 
 
@@ -47,4 +51,6 @@ def decode_argument(arg: dict, items: list):
         return item[arg["input"][1]] if len(arg["input"]) == 2 else item
     if "list" in arg:
         return [decode_argument(a, items) for a in arg["list"]]
+    if "layout_map" in arg:
+        return layout_map(*arg["layout_map"])
     return arg["value"]

@@ -524,9 +524,10 @@ class IndexLambda:
     """A generated index function: callable, and printed as its own lambda source, so that a
     reproducer can carry it as code (TVM's IndexMap.from_func reads its signature)."""
 
-    def __init__(self, fn, source: str):
+    def __init__(self, fn, source: str, layout: tuple = ()):
         self._fn = fn
         self.source = source
+        self.layout = layout   # layout_map's arguments: what a call record carries instead
         self.__signature__ = inspect.signature(fn)
 
     def __call__(self, *idx):
@@ -556,7 +557,8 @@ def layout_map(perm, split=None, factor=1):
     terms = [f"{names[p]} // {factor}" if p == split else names[p] for p in perm]
     if split is not None:
         terms.append(f"{names[split]} % {factor}")
-    return IndexLambda(arity[len(perm)], f"lambda {', '.join(names)}: [{', '.join(terms)}]")
+    return IndexLambda(arity[len(perm)], f"lambda {', '.join(names)}: [{', '.join(terms)}]",
+                       (perm, None if split is None else int(split), int(factor)))
 
 
 def layout_shape(shape, perm, split=None, factor=1) -> list:

@@ -256,3 +256,30 @@ def test_old_top_level_spelling_beside_a_dialect_block_is_refused(spec_dir):
     msg = _load_error(spec_dir)
     _assert_names(msg, "relax")
     assert "dialects.relax.op" in msg
+
+
+@pytest.mark.parametrize("dialect", ["relax", "relay"])
+def test_every_call_record_travels_as_json(dialect):
+    """Workers get each node as a JSON call record: a value JSON cannot carry (a generated
+    index function) would stop a campaign at the first case that draws the op."""
+    import json
+
+    import numpy as np
+
+    from hirfuzz.core.calls import call_records, decode_argument
+    from hirfuzz.core.generate import Rejected, single_op_graph
+    specs = load_specs(dialect=dialect)
+    for name in specs.names():
+        spec = specs.ops[name]
+        try:
+            graph = single_op_graph(specs, name, spec.dtypes[0], np.random.default_rng(0))
+        except Rejected:
+            continue
+        records = json.loads(json.dumps(call_records(graph, specs)))
+        for record in records.values():  # and every attribute decodes again
+            for value in record["kwargs"].values():
+                decode_argument(value, [])
+
+
+def test_at_least_110_ops_are_spelled_for_relay():
+    assert len(load_specs(dialect="relay").names()) >= 110
