@@ -203,7 +203,7 @@ def _pool2d(op, data, pool_size, strides, dilation, padding, ceil_mode, **kw):
             _pool_out(w, pool_size[1], strides[1], padding[1], padding[3], dilation[1])]
     if static_shape(out)[2:] == want:
         return out
-    return relay.strided_slice(out, begin=[0, 0], end=want, axes=[2, 3])
+    return relay.strided_slice(out, begin=[0, 0], end=want, strides=[1, 1], axes=[2, 3])
 
 
 @composite
@@ -215,3 +215,13 @@ def max_pool2d(data, pool_size, strides, dilation, padding, ceil_mode):
 def avg_pool2d(data, pool_size, strides, dilation, padding, ceil_mode, count_include_pad):
     return _pool2d(relay.nn.avg_pool2d, data, pool_size, strides, dilation, padding, ceil_mode,
                    count_include_pad=count_include_pad)
+
+
+@composite
+def batch_norm(data, gamma, beta, moving_mean, moving_var, axis, epsilon, center, scale):
+    """nn.batch_norm, its 3-tuple as is; Relay takes axis >= -1 only, so a more negative
+    axis is normalised."""
+    if axis < -1:
+        axis %= len(static_shape(data))
+    return relay.nn.batch_norm(data, gamma, beta, moving_mean, moving_var, axis=axis,
+                               epsilon=epsilon, center=center, scale=scale)
