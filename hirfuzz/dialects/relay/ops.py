@@ -58,6 +58,12 @@ def scalar(value, dtype: str) -> relay.Expr:
     return relay.const(value, dtype)
 
 
+def static_shape(expr: relay.Expr) -> list[int]:
+    """The static shape of a tensor-typed expression, as Python ints (lowering gives every
+    tensor a static shape; the type of a fresh sub-expression is inferred locally)."""
+    return [int(d) for d in relay.transform.InferTypeLocal(expr).shape]
+
+
 # --- composites: elementwise ----------------------------------------------------------------
 
 @composite
@@ -97,14 +103,9 @@ def argmin(x, axis=None, keepdims=False):
 
 # --- composites: layout, indexing, creation -------------------------------------------------
 
-def _static_shape(expr: relay.Expr) -> list[int]:
-    """The static shape of a tensor-typed expression."""
-    return [int(d) for d in relay.transform.InferTypeLocal(expr).shape]
-
-
 def _index_first(indices: relay.Expr) -> relay.Expr:
     """Relax's index layout (..., M) as Relay's (M, ...): the last axis moved first."""
-    rank = len(_static_shape(indices))
+    rank = len(static_shape(indices))
     return relay.transpose(indices, [rank - 1] + list(range(rank - 1)))
 
 
@@ -112,7 +113,7 @@ def _index_first(indices: relay.Expr) -> relay.Expr:
 def expand_dims(data, axis):
     """Relay inserts one run of axes at one place: one call per new axis, ascending in the
     result's numbering, so each lands where Relax puts it."""
-    out_rank = len(_static_shape(data)) + len(axis)
+    out_rank = len(static_shape(data)) + len(axis)
     for a in sorted(a % out_rank for a in axis):
         data = relay.expand_dims(data, a, 1)
     return data
@@ -171,27 +172,27 @@ def zeros_like(data, dtype):
     """Relay's zeros_like keeps the dtype: a dtype change is relay.zeros of the static shape."""
     if dtype is None:
         return relay.zeros_like(data)
-    return relay.zeros(_static_shape(data), dtype)
+    return relay.zeros(static_shape(data), dtype)
 
 
 @composite
 def ones_like(data, dtype):
     if dtype is None:
         return relay.ones_like(data)
-    return relay.ones(_static_shape(data), dtype)
+    return relay.ones(static_shape(data), dtype)
 
 
 @composite
 def full_like(data, fill_value, dtype):
     if dtype is None:
         return relay.full_like(data, fill_value)
-    return relay.full(fill_value, _static_shape(data), dtype)
+    return relay.full(fill_value, static_shape(data), dtype)
 
 
 @composite
 def eye_like(data, k, dtype):
     """np.eye(rows, cols, k) of data's shape: ones where column == row + k."""
-    rows, cols = _static_shape(data)
+    rows, cols = static_shape(data)
     row = relay.expand_dims(relay.arange(relay.const(0, "int32"), relay.const(rows, "int32"), dtype="int32"), 1)
     col = relay.arange(relay.const(0, "int32"), relay.const(cols, "int32"), dtype="int32")
     return relay.cast(relay.equal(relay.add(row, relay.const(k, "int32")), col), dtype)
@@ -201,9 +202,172 @@ def eye_like(data, k, dtype):
 def gather_elements(data, indices, axis):
     """Relay's gather needs indices shaped like data off the axis (Relax's may be smaller,
     reading only the leading part of those dims): data is sliced to that part first."""
-    dshape, ishape = _static_shape(data), _static_shape(indices)
+    dshape, ishape = static_shape(data), static_shape(indices)
     axis = axis % len(dshape)
     end = [dshape[i] if i == axis else ishape[i] for i in range(len(dshape))]
     if end != dshape:
         data = relay.strided_slice(data, [0] * len(dshape), end)
     return relay.gather(data, axis, indices)
+
+
+# --- composites: nn and norm ----------------------------------------------------------------
+
+def _broadcast_shapes(a: list[int], b: list[int]) -> list[int]:
+    n = max(len(a), len(b))
+    a, b = [1] * (n - len(a)) + list(a), [1] * (n - len(b)) + list(b)
+    return [x if y == 1 else y for x, y in zip(a, b)]
+
+
+def _along(v: relay.Expr, axes: list[int], rank: int) -> relay.Expr:
+    """`v`, shaped like the data's dims at `axes` (in the order given), reshaped to
+    broadcast against data of rank `rank`."""
+    axes = [a % rank for a in axes]
+    if axes != sorted(axes):
+        v = relay.transpose(v, sorted(range(len(axes)), key=lambda i: axes[i]))
+    dims = static_shape(v)
+    shape = [1] * rank
+    for a, d in zip(sorted(axes), dims):
+        shape[a] = d
+    return relay.reshape(v, shape)
+
+
+@composite
+def matmul(a, b):
+    """np.matmul semantics: 2-D x 2-D is nn.matmul; otherwise 1-D operands are promoted,
+    the batch dims broadcast and flattened for nn.batch_matmul (transpose_b=False), and
+    the result reshaped to matmul's shape (promoted dims dropped)."""
+    sa, sb = static_shape(a), static_shape(b)
+    ra, rb = len(sa), len(sb)
+    if ra == 2 and rb == 2:
+        return relay.nn.matmul(a, b)
+    if ra == 1:
+        a, sa = relay.reshape(a, [1, sa[0]]), [1, sa[0]]
+    if rb == 1:
+        b, sb = relay.reshape(b, [sb[0], 1]), [sb[0], 1]
+    m, k, n = sa[-2], sa[-1], sb[-1]
+    batch = _broadcast_shapes(sa[:-2], sb[:-2])
+    nb = 1
+    for d in batch:
+        nb *= d
+    if list(sa[:-2]) != batch:
+        a = relay.broadcast_to(a, batch + [m, k])
+    if list(sb[:-2]) != batch:
+        b = relay.broadcast_to(b, batch + [k, n])
+    c = relay.nn.batch_matmul(relay.reshape(a, [nb, m, k]), relay.reshape(b, [nb, k, n]),
+                              transpose_b=False)
+    return relay.reshape(c, batch + ([m] if ra > 1 else []) + ([n] if rb > 1 else []))
+
+
+@composite
+def relu6(x):
+    return relay.clip(x, 0.0, 6.0)
+
+
+@composite
+def gelu(x, dtype):
+    half, one = relay.const(0.5, dtype), relay.const(1.0, dtype)
+    return x * half * (one + relay.erf(x * relay.const(0.7071067811865476, dtype)))
+
+
+@composite
+def gelu_tanh(x, dtype):
+    c = lambda v: relay.const(v, dtype)  # noqa: E731
+    inner = c(0.7978845608028654) * (x + c(0.044715) * x * x * x)
+    return c(0.5) * x * (c(1.0) + relay.tanh(inner))
+
+
+@composite
+def silu(x):
+    return x * relay.sigmoid(x)
+
+
+@composite
+def selu(x, dtype):
+    c = lambda v: relay.const(v, dtype)  # noqa: E731
+    neg = c(1.6732632423543772) * (relay.exp(x) - c(1.0))
+    return c(1.0507009873554805) * relay.where(relay.greater(x, c(0.0)), x, neg)
+
+
+@composite
+def softplus(x, beta, threshold, dtype):
+    c = lambda v: relay.const(v, dtype)  # noqa: E731
+    bx = x * c(beta)
+    soft = relay.log(c(1.0) + relay.exp(bx)) / c(beta)
+    return relay.where(relay.greater(bx, c(threshold)), x, soft)
+
+
+@composite
+def dropout(x, rate):
+    """Inference dropout: Relay's nn.dropout output (SimplifyInference makes it the
+    identity) and a mask of ones (Relay's mask, item 1 of dropout_raw, has no compute)."""
+    return relay.Tuple([relay.nn.dropout(x, rate), relay.ones_like(x)])
+
+
+@composite
+def layer_norm(data, gamma, beta, axes, epsilon, dtype):
+    """nn.layer_norm for one axis; mean and variance over several axes otherwise."""
+    rank = len(static_shape(data))
+    if len(axes) == 1:
+        return relay.nn.layer_norm(data, gamma, beta, axis=axes[0], epsilon=epsilon)
+    norm = [a % rank for a in axes]
+    mean = relay.mean(data, norm, keepdims=True)
+    var = relay.variance(data, norm, keepdims=True)
+    out = (data - mean) / relay.sqrt(var + relay.const(epsilon, dtype))
+    return out * _along(gamma, axes, rank) + _along(beta, axes, rank)
+
+
+@composite
+def rms_norm(data, weight, axes, epsilon, dtype):
+    rank = len(static_shape(data))
+    norm = [a % rank for a in axes]
+    ms = relay.mean(data * data, norm, keepdims=True)
+    return data * relay.rsqrt(ms + relay.const(epsilon, dtype)) * _along(weight, axes, rank)
+
+
+@composite
+def outer(x1, x2):
+    return relay.multiply(relay.reshape(x1, [-1, 1]), relay.reshape(x2, [1, -1]))
+
+
+def _pool_out(size, k, s, lo, hi, d):
+    """A ceil-mode pooled size as the spec has it (PyTorch): a last window that would start
+    in the trailing padding is dropped."""
+    span = size + lo + hi - (k - 1) * d - 1
+    out = -(-span // s) + 1
+    return out - 1 if (out - 1) * s >= size + lo else out
+
+
+def _pool2d(op, data, pool_size, strides, dilation, padding, ceil_mode, **kw):
+    """Relay's pool, cut to the spec's ceil-mode size: Relay keeps a last window starting
+    in the trailing padding that PyTorch's rule (and the spec's) drops."""
+    out = op(data, pool_size=pool_size, strides=strides, dilation=dilation, padding=padding,
+             ceil_mode=ceil_mode, **kw)
+    if not ceil_mode:
+        return out
+    _, _, h, w = static_shape(data)
+    want = [_pool_out(h, pool_size[0], strides[0], padding[0], padding[2], dilation[0]),
+            _pool_out(w, pool_size[1], strides[1], padding[1], padding[3], dilation[1])]
+    if static_shape(out)[2:] == want:
+        return out
+    return relay.strided_slice(out, begin=[0, 0], end=want, strides=[1, 1], axes=[2, 3])
+
+
+@composite
+def max_pool2d(data, pool_size, strides, dilation, padding, ceil_mode):
+    return _pool2d(relay.nn.max_pool2d, data, pool_size, strides, dilation, padding, ceil_mode)
+
+
+@composite
+def avg_pool2d(data, pool_size, strides, dilation, padding, ceil_mode, count_include_pad):
+    return _pool2d(relay.nn.avg_pool2d, data, pool_size, strides, dilation, padding, ceil_mode,
+                   count_include_pad=count_include_pad)
+
+
+@composite
+def batch_norm(data, gamma, beta, moving_mean, moving_var, axis, epsilon, center, scale):
+    """nn.batch_norm, its 3-tuple as is; Relay takes axis >= -1 only, so a more negative
+    axis is normalised."""
+    if axis < -1:
+        axis %= len(static_shape(data))
+    return relay.nn.batch_norm(data, gamma, beta, moving_mean, moving_var, axis=axis,
+                               epsilon=epsilon, center=center, scale=scale)
