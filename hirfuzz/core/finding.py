@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 
 _FRAME = re.compile(r'File "[^"]*?/src/([^"]+)", line \d+, in (.+)')
 # a TVM check is known by its condition: what follows "is false:" names the IR at hand
+_RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b:?")
 _CHECK = re.compile(r"(Check failed: .*?)(?: is false\b.*)?(?:$|\n)")
 
 
@@ -42,9 +43,12 @@ def headline(message: str, default: str = "") -> str:
     lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
     if not lines:
         return default
-    if lines[0].startswith("Traceback"):
-        return lines[-1]
-    return lines[0]
+    if not lines[0].startswith("Traceback"):
+        return lines[0]
+    # the exception's own line ("TVMError: LLVM module verification failed ..."), which
+    # may be followed by detail lines; the last line when there is none
+    raised = [ln for ln in lines if _RAISED.match(ln)]
+    return raised[-1] if raised else lines[-1]
 
 
 def normalize_message(message: str) -> str:

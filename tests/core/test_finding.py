@@ -1,0 +1,29 @@
+"""What a finding says first, and what keys it: the error, not the backtrace around it."""
+from hirfuzz.core.finding import crash_signature, headline
+
+# TVM 0.19 with TVM_BACKTRACE=1: the C++ backtrace first, the error last, detail after it
+LLVM_VERIFY = """Traceback (most recent call last):
+  7: tvm::relay::backend::RelayBuildModule::BuildRelay(tvm::IRModule, tvm::runtime::String const&)
+  0: tvm::codegen::CodeGenLLVM::Verify() const
+  File "/project/tvm/src/target/llvm/codegen_llvm.cc", line 361
+TVMError: LLVM module verification failed with the following errors:
+location of #dbg_declare must be a pointer or int
+#dbg_declare(<6 x i32> %rmod, !140, !DIExpression(), !133)
+ptr @tvmgen_default_fused_{op}_compute_
+"""
+
+
+def test_a_backtrace_first_message_is_told_by_its_error_line():
+    assert headline(LLVM_VERIFY.format(op="floor_mod")) == \
+        "TVMError: LLVM module verification failed with the following errors:"
+    assert headline("Traceback (most recent call last):\n  1: f\nInternalError: Check failed: a") == \
+        "InternalError: Check failed: a"
+    assert headline("ValueError: bad axis\n  detail") == "ValueError: bad axis"
+    assert headline("", "TVMError") == "TVMError"
+
+
+def test_one_bug_in_two_ops_is_one_signature():
+    # the function named in the detail differs per op; the bug (and its signature) does not
+    a, b = (crash_signature("build", "TVMError", LLVM_VERIFY.format(op=op), LLVM_VERIFY.format(op=op))
+            for op in ("floor_mod", "tile_multiply"))
+    assert a == b and "LLVM module verification failed" in a
