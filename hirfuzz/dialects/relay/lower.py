@@ -210,7 +210,9 @@ class _Lowering:
                  for item in node.inputs]
         if "tuple" in feats:
             items = _through_tuple(items)
-        value = op_call(record, items)
+        types = [[tensor_type(self.graph.type_of(r)) for r in item] if isinstance(item, list)
+                 else tensor_type(self.graph.type_of(item)) for item in node.inputs]
+        value = op_call(record, items, types)
         wrap_if = next((f for f in feats if f in ("if_shape", "if_prim")), None)
         if wrap_if:
             zeros = [relay.zeros(list(t.shape), t.dtype) for t in node.outputs]

@@ -44,13 +44,32 @@ def tvm_relay_op(path: str):
     return fn
 
 
-def op_call(record: dict, items: list) -> relay.Expr:
+def op_call(record: dict, items: list, types: list | None = None) -> relay.Expr:
     """The Relay call of one operator node's call record (core.calls); `items` holds the
-    Relay expr of each input (a list of them for a variadic input)."""
+    Relay expr of each input (a list of them for a variadic input), `types` their Relay
+    tensor types in the same layout (composites need them)."""
+    if record["op"].startswith(COMPOSITE_PREFIX) and types is not None:
+        return _composite_call(record, items, types)
+    return _call(record, items)
+
+
+def _call(record: dict, items: list) -> relay.Expr:
     args = [decode_argument(a, items) for a in record["args"]]
     kwargs = {k: decode_argument(v, items) for k, v in record["kwargs"].items()}
     value = relay_op(record["op"])(*args, **kwargs)
     return value.astuple() if isinstance(value, relay.expr.TupleWrapper) else value
+
+
+def _composite_call(record: dict, items: list, types: list) -> relay.Expr:
+    """A composite reads its inputs' static shapes by local type inference, which cannot see
+    through a let-bound variable or a closure's result. So it is built over typed stand-ins,
+    which are then replaced by the real inputs."""
+    stand_ins = [[relay.var(f"in{i}_{j}", t) for j, t in enumerate(ty)] if isinstance(ty, list)
+                 else relay.var(f"in{i}", ty) for i, ty in enumerate(types)]
+    value = _call(record, stand_ins)
+    flat = [(s, e) for ss, ee in zip(stand_ins, items)
+            for s, e in (zip(ss, ee) if isinstance(ss, list) else [(ss, ee)])]
+    return relay.bind(value, dict(flat))
 
 
 def scalar(value, dtype: str) -> relay.Expr:
