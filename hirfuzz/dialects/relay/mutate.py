@@ -136,8 +136,10 @@ def _call_through(mod, f, g):
     return redirect_calls(mod, f, lambda args: relay.Call(g, args), skip=(g.name_hint,))
 
 
-def mutate(mod: tvm.IRModule, rng: np.random.Generator, count: int) -> tuple[tvm.IRModule, list[str]]:
-    """`count` rewrites drawn among those that apply; the original is never changed."""
+def mutate(mod: tvm.IRModule, rng: np.random.Generator, count: int,
+           traits: dict | None = None) -> tuple[tvm.IRModule, list[str]]:
+    """`count` rewrites drawn among those that apply; the original is never changed.
+    `traits`: op name -> its traits, from the case's call records (none here need them)."""
     applied = []
     for _ in range(count):
         names = sorted(MUTATORS)
