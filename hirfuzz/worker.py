@@ -39,7 +39,7 @@ def execute_case(request: dict, dialect) -> dict:
     notes = {}
     if mutation:
         try:
-            mutant, applied = dialect.mutate(mod, mutation["seed"], mutation["count"])
+            mutant, applied = dialect.mutate(mod, mutation["seed"], mutation["count"], _traits(request))
             modules.append(mutant)
             notes["mutators"] = applied
         except Exception as exc:  # a mutator that fails or breaks the module is hirfuzz's bug
@@ -76,11 +76,18 @@ def render_case(request: dict, dialect) -> dict:
     try:
         mod = dialect.lower({**request, "plan": None} if request.get("plain") else request)
         if request.get("module", 0) == 1:
-            mod, _ = dialect.mutate(mod, request["mutation"]["seed"], request["mutation"]["count"])
+            mutation = request["mutation"]
+            mod, _ = dialect.mutate(mod, mutation["seed"], mutation["count"], _traits(request))
         text, consts = dialect.render(mod)
     except Exception as exc:
         return error_reply("render", exc)
     return {"status": "ok", "script": text, "consts": [encode_array(c) for c in consts]}
+
+
+def _traits(request: dict) -> dict:
+    """The case's op traits, from its call records: dialect op name -> traits."""
+    from .core.calls import op_traits
+    return op_traits((request.get("calls") or {}).values())
 
 
 def run_config(dialect, mod, config: dict, inputs: list, run: bool) -> dict:

@@ -1,7 +1,8 @@
 """Call records: each operator node resolved, in the coordinator, into the call a worker makes.
 
 A record is plain data: the op's name in the dialect, its positional and keyword
-arguments, and whether it returns a tuple. An argument is `{"input": [i]}` (the node's
+arguments, whether it returns a tuple, and its traits (spec.TRAITS: what the mutators
+may rely on; `op_traits` gathers them into a table for the worker). An argument is `{"input": [i]}` (the node's
 i-th input), `{"input": [i, j]}` (the j-th tensor of a variadic i-th input),
 `{"list": [...]}`, `{"layout_map": [perm, split, factor]}` (an index function, rebuilt
 by the worker) or `{"value": v}`. With records, a worker needs neither the op specs
@@ -35,12 +36,19 @@ def call_record(spec, node: Node) -> dict:
            for i, (ispec, item) in enumerate(zip(spec.inputs, node.inputs))}
     args, kwargs = spec.call_arguments(node.attrs, node.dtype, env)
     return {"op": spec.dialect_op, "args": [_encode(a) for a in args],
-            "kwargs": {k: _encode(v) for k, v in kwargs.items()}, "multi_output": spec.multi_output}
+            "kwargs": {k: _encode(v) for k, v in kwargs.items()}, "multi_output": spec.multi_output,
+            "traits": list(spec.traits)}
 
 
 def call_records(graph: Graph, specs) -> dict[str, dict]:
     """Every operator node's record, keyed by its id (a string: the request is JSON)."""
     return {str(n.id): call_record(specs.ops[n.op], n) for n in graph.operators}
+
+
+def op_traits(records) -> dict[str, frozenset[str]]:
+    """Op name in the dialect -> its traits, from a case's call records (their values);
+    an op in no record has none."""
+    return {r["op"]: frozenset(r.get("traits", ())) for r in records}
 
 
 def decode_argument(arg: dict, items: list):

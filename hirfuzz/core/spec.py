@@ -21,6 +21,11 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
   tolerance of its result grows to that many times the dtype's rounding unit.
 - ``may_trap``: an input outside the domain can trap at run time (integer division by
   zero raises SIGFPE), so a case with such an input is built but never run.
+- ``traits``: algebraic properties the mutators rely on, a list drawn from
+  ``elementwise`` (each result element depends only on the operands' elements at the
+  same broadcast position), ``commutative`` (its two operands can swap) and
+  ``associative`` ((a op b) op c = a op (b op c)). They travel in the call records, so
+  a worker's mutators read them from the case, never from YAML.
 - ``dialects``: the IR dialects that have the op, each with how it spells it: ``op``, its
   name there (default: the spec's name), and ``call``, how to call it (default: inputs
   positionally, public attrs by name). A dialect may narrow or widen ``dtypes`` and
@@ -53,7 +58,8 @@ DEFAULT_SPEC_DIR = Path(str(files("hirfuzz") / "opspecs"))  # package data
 
 _OP_KEYS = {"name", "relax", "inputs", "dtypes", "attrs", "solve", "constraints", "output",
             "reference", "tolerance", "amplification", "exact", "continuous", "may_trap", "call",
-            "note", "dialects"}
+            "note", "dialects", "traits"}
+TRAITS = ("elementwise", "commutative", "associative")
 _DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note"}
 DIALECTS = ("relax", "relay")
 _INPUT_KEYS = {"name", "rank", "dtype", "shape", "domain", "variadic"}
@@ -113,6 +119,7 @@ class OpSpec:
     base_reference: E.Compiled | None = None
     base_note: str = ""
     note: str = ""
+    traits: tuple[str, ...] = ()                                  # drawn from TRAITS
     dialect: str = "relax"                                        # the dialect resolved for
     spellings: dict[str, Spelling] = field(default_factory=dict)  # every dialect that has it
 
@@ -318,6 +325,12 @@ def _read_op(path: str, entry: Any, namespaces) -> OpSpec:
     for fld in ("exact", "continuous", "may_trap"):
         if fld in entry and not isinstance(entry[fld], bool):
             r.fail(fld, "expected true or false")
+    traits = entry.get("traits") or []
+    if not isinstance(traits, list):
+        r.fail("traits", f"expected a list drawn from {', '.join(TRAITS)}")
+    for t in traits:
+        if t not in TRAITS:
+            r.fail("traits", f"unknown trait {t!r}; known: {', '.join(TRAITS)}")
     spellings = _read_spellings(r, entry)
     reference = r.expr("reference", entry["reference"])
     op = OpSpec(
@@ -329,7 +342,7 @@ def _read_op(path: str, entry: Any, namespaces) -> OpSpec:
         continuous=bool(entry.get("continuous", True)), may_trap=bool(entry.get("may_trap", False)),
         call_args=None, call_kwargs=None, source=path, note=str(entry.get("note", "")),
         spellings=spellings, base_dtypes=tuple(dtypes), base_reference=reference,
-        base_note=str(entry.get("note", "")),
+        base_note=str(entry.get("note", "")), traits=tuple(traits),
     )
     return op.for_dialect("relax") if "relax" in spellings else op
 

@@ -30,8 +30,10 @@ class Dialect(ABC):
         """Raise if the module is not well-formed IR."""
 
     @abstractmethod
-    def mutate(self, module, seed: int, count: int):
-        """(an equivalent, well-formed module, the mutators applied)."""
+    def mutate(self, module, seed: int, count: int, traits: dict):
+        """(an equivalent, well-formed module, the mutators applied). `traits` maps each op
+        name in the dialect to its traits (core.calls.op_traits): what a rewrite may assume
+        of an op; an op not in it has none."""
 
     @abstractmethod
     def apply_passes(self, module, config: dict):

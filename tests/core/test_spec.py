@@ -196,6 +196,28 @@ def test_later_inputs_need_a_shape_rule(spec_dir):
     assert "shape" in msg
 
 
+def test_traits_load_and_an_unknown_trait_is_named(spec_dir):
+    _write(spec_dir, GOOD_OP.replace("    tolerance: float\n", "    tolerance: float\n    traits: [elementwise, commutative]\n"))
+    assert load_specs(spec_dir).ops["myop"].traits == ("elementwise", "commutative")
+    _write(spec_dir, GOOD_OP.replace("    tolerance: float\n", "    tolerance: float\n    traits: [elementwise, idempotent]\n"))
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "traits")
+    assert "idempotent" in msg
+
+
+def test_shipped_traits_reach_the_call_records():
+    import numpy as np
+
+    from hirfuzz.core.calls import call_records, op_traits
+    from hirfuzz.core.generate import single_op_graph
+    specs = load_specs()
+    assert {"commutative", "associative", "elementwise"} <= set(specs.ops["add"].traits)
+    assert specs.ops["nn.relu"].traits == ("elementwise",) and specs.ops["matmul"].traits == ()
+    graph = single_op_graph(specs, "add", "int32", np.random.default_rng(0))
+    table = op_traits(call_records(graph, specs).values())
+    assert table == {"add": frozenset({"elementwise", "commutative", "associative"})}
+
+
 def test_bad_relax_name(spec_dir):
     _write(spec_dir, GOOD_OP.replace("relax: add", "relax: \"add; import os\""))
     msg = _load_error(spec_dir)

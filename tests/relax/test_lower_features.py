@@ -18,7 +18,7 @@ from hirfuzz.core.inputs import choose_inputs  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
 from hirfuzz.core.calls import call_records  # noqa: E402
 from hirfuzz.dialects.relax.lower import lower_graph  # noqa: E402
-from hirfuzz.dialects.relax.mutate import prepare_for_build  # noqa: E402
+from hirfuzz.dialects.relax.mutators import prepare_for_build  # noqa: E402
 from hirfuzz.core.oracle import compare_tensor  # noqa: E402
 from hirfuzz.dialects.relax.run import _flatten  # noqa: E402
 

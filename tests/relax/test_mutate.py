@@ -1,4 +1,4 @@
-"""Mutators (mutate.py): each keeps the program's meaning, honours its precondition, composes.
+"""Mutators (dialects/relax/mutators/): each keeps the program's meaning, honours its precondition, composes.
 
 Real TVM: mutants must be well-formed, build after prepare_for_build, run, and agree with
 the NumPy reference wherever the unmutated module does (a common prefix of the results:
@@ -11,9 +11,9 @@ tvm = pytest.importorskip("tvm")
 from tvm import relax  # noqa: E402
 
 from hirfuzz.core.plan import Knobs, plan_lowering  # noqa: E402
-from hirfuzz.core.calls import call_records  # noqa: E402
+from hirfuzz.core.calls import call_records, op_traits  # noqa: E402
 from hirfuzz.dialects.relax.lower import lower_graph  # noqa: E402
-from hirfuzz.dialects.relax.mutate import MUTATORS, mutate  # noqa: E402
+from hirfuzz.dialects.relax.mutators import MUTATORS, mutate  # noqa: E402
 
 from test_lower_features import build_and_run, check_against_reference, make_case  # noqa: E402
 
@@ -22,7 +22,8 @@ LOWERING = Knobs(p_cut=0.3, p_local=0.4, p_if=0.0, p_match_cast=0.0, p_shape_of=
 
 def _module(specs, seed, knobs=LOWERING, ops=None):
     graph, ci, rng = make_case(specs, seed) if ops is None else make_case(specs, seed, ops=ops)
-    return graph, ci, lower_graph(graph, call_records(graph, specs), plan_lowering(graph, rng, knobs))
+    records = call_records(graph, specs)  # the traits table as a worker builds it from the case
+    return graph, ci, lower_graph(graph, records, plan_lowering(graph, rng, knobs)), op_traits(records.values())
 
 
 def _check(graph, ci, mod):
@@ -35,13 +36,13 @@ def test_mutator_preserves_meaning(specs, name):
     m = MUTATORS[name]
     applied = 0
     for seed in range(40):
-        graph, ci, mod = _module(specs, 3000 + seed)
-        if not m.applies(mod) and name in ("reassociate", "const_merge"):
-            mod = MUTATORS["const_split"].apply(mod, np.random.default_rng(seed)) \
-                if MUTATORS["const_split"].applies(mod) else mod
-        if not m.applies(mod):
+        graph, ci, mod, traits = _module(specs, 3000 + seed)
+        if not m.applies(mod, traits) and name in ("reassociate", "const_merge"):
+            mod = MUTATORS["const_split"].apply(mod, np.random.default_rng(seed), traits) \
+                if MUTATORS["const_split"].applies(mod, traits) else mod
+        if not m.applies(mod, traits):
             continue
-        _check(graph, ci, m.apply(mod, np.random.default_rng(seed)))
+        _check(graph, ci, m.apply(mod, np.random.default_rng(seed), traits))
         applied += 1
         if applied == 3:
             break
@@ -59,8 +60,8 @@ def test_distribute_on_its_pattern():
             out = bb.emit_output(bb.emit(relax.op.multiply(s, x)))
         bb.emit_func_output(out)
     mod = bb.get()
-    assert MUTATORS["distribute"].applies(mod)
-    mut = MUTATORS["distribute"].apply(mod, np.random.default_rng(0))
+    assert MUTATORS["distribute"].applies(mod, {})
+    mut = MUTATORS["distribute"].apply(mod, np.random.default_rng(0), {})
     relax.analysis.well_formed(mut)
     a = np.arange(6, dtype="int32").reshape(2, 3) - 3
     b = np.array([100000, -7, 2 ** 30], dtype="int32")  # overflow wraps alike
@@ -69,20 +70,38 @@ def test_distribute_on_its_pattern():
 
 def test_preconditions_are_honoured(specs):
     graph, _, rng = make_case(specs, 42, ops=["exp", "abs", "negative"])
-    plain = lower_graph(graph, call_records(graph, specs))  # main only: no function to rewrite, no matmul, no add
+    records = call_records(graph, specs)
+    plain = lower_graph(graph, records)  # main only: no function to rewrite, no matmul, no add
+    traits = op_traits(records.values())
     for name in ("func_to_closure", "wrap_return", "call_wrap", "matmul_transpose", "commute",
                  "reassociate", "const_split", "const_merge", "distribute"):
-        assert not MUTATORS[name].applies(plain), name
+        assert not MUTATORS[name].applies(plain, traits), name
         with pytest.raises(ValueError):
-            MUTATORS[name].apply(plain, np.random.default_rng(0))
-    assert MUTATORS["concat_split"].applies(plain)
+            MUTATORS[name].apply(plain, np.random.default_rng(0), traits)
+    assert MUTATORS["concat_split"].applies(plain, traits)
+
+
+def test_traits_come_from_the_case_table():
+    """An op is rewritten for a trait only when the case's table gives it that trait."""
+    x = relax.Var("x", relax.TensorType([2, 3], "float32"))
+    bb = relax.BlockBuilder()
+    with bb.function("main", [x]):
+        with bb.dataflow():
+            out = bb.emit_output(bb.emit(relax.op.add(bb.emit(relax.op.exp(x)), x)))
+        bb.emit_func_output(out)
+    mod = bb.get()
+    for name, op, trait in (("commute", "add", "commutative"), ("transpose_pair", "exp", "elementwise"),
+                            ("resolve", "exp", "elementwise")):
+        assert not MUTATORS[name].applies(mod, {}), name
+        assert not MUTATORS[name].applies(mod, {op: frozenset()}), name
+        assert MUTATORS[name].applies(mod, {op: frozenset({trait})}), name
 
 
 def test_mutators_compose_and_reproduce(specs):
     for seed in range(3):
-        graph, ci, mod = _module(specs, 4000 + seed)
-        m1, names1 = mutate(mod, np.random.default_rng(seed), 4)
-        m2, names2 = mutate(mod, np.random.default_rng(seed), 4)
+        graph, ci, mod, traits = _module(specs, 4000 + seed)
+        m1, names1 = mutate(mod, np.random.default_rng(seed), 4, traits)
+        m2, names2 = mutate(mod, np.random.default_rng(seed), 4, traits)
         assert names1 == names2 and len(names1) >= 2
         tvm.ir.assert_structural_equal(m1, m2)
         _check(graph, ci, m1)
@@ -90,8 +109,8 @@ def test_mutators_compose_and_reproduce(specs):
 
 def test_shipped_spec_set(specs):
     for seed in range(2):
-        graph, ci, mod = _module(specs, 5000 + seed, ops=specs.names())
-        mut, names = mutate(mod, np.random.default_rng(seed), 3)
+        graph, ci, mod, traits = _module(specs, 5000 + seed, ops=specs.names())
+        mut, names = mutate(mod, np.random.default_rng(seed), 3, traits)
         relax.analysis.well_formed(mut)
         if not ci.runnable:
             continue
@@ -107,6 +126,6 @@ def test_shipped_spec_set(specs):
 def test_mutator_deep(specs, name):
     m = MUTATORS[name]
     for seed in range(60):
-        graph, ci, mod = _module(specs, 6000 + seed, Knobs())
-        if m.applies(mod):
-            _check(graph, ci, m.apply(mod, np.random.default_rng(seed)))
+        graph, ci, mod, traits = _module(specs, 6000 + seed, Knobs())
+        if m.applies(mod, traits):
+            _check(graph, ci, m.apply(mod, np.random.default_rng(seed), traits))

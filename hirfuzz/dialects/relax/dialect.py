@@ -11,7 +11,7 @@ from ...core.plan import LoweringPlan
 from ..base import Dialect
 from .compile import apply_passes, build_module
 from .lower import lower_graph
-from .mutate import mutate, prepare_for_build
+from .mutators import mutate, prepare_for_build
 from .run import run_module
 from .script import module_to_script
 from .violate import apply_violation
@@ -36,8 +36,8 @@ class RelaxDialect(Dialect):
     def check_well_formed(self, module) -> None:
         relax.analysis.well_formed(module)
 
-    def mutate(self, module, seed: int, count: int):
-        mutant, applied = mutate(module, np.random.default_rng(seed), count)
+    def mutate(self, module, seed: int, count: int, traits: dict):
+        mutant, applied = mutate(module, np.random.default_rng(seed), count, traits)
         relax.analysis.well_formed(mutant)
         return mutant, applied
 

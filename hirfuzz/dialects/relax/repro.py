@@ -141,9 +141,10 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
         f"RUN = {run!r}",
         "",
     ]
-    # the worker's own precondition step, copied verbatim (read as text: mutate imports TVM,
-    # which the coordinator never does)
-    header += ["", source_of(HERE / "mutate.py", "prepare_for_build"), "", source_of(HERE / "mutate.py", "_has_local_functions")]
+    # the worker's own precondition step, copied verbatim (read as text: the mutators import
+    # TVM, which the coordinator never does)
+    ir = HERE / "mutators" / "ir.py"
+    header += ["", source_of(ir, "prepare_for_build"), "", source_of(ir, "_has_local_functions")]
     passes = [_pass_code(step) for step in config.get("passes", [])]
     if any(step.get("import") for step in config.get("passes", [])):
         header.append(USER_PASS)

@@ -40,9 +40,9 @@ class RelayDialect(Dialect):
         # module that stops type-checking raises here
         relay.transform.InferType()(module)
 
-    def mutate(self, module, seed: int, count: int):
+    def mutate(self, module, seed: int, count: int, traits: dict):
         from .mutate import mutate
-        return mutate(module, np.random.default_rng(seed), count)
+        return mutate(module, np.random.default_rng(seed), count, traits)
 
     def apply_passes(self, module, config: dict):
         if not config.get("passes"):

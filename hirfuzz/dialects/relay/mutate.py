@@ -9,8 +9,11 @@ call chain, so the mutant computes what the original does:
     call_through        a new global g(params) returns f(params); calls to f become calls to g
 
 They need a global function besides main; `outline_main` makes one where there is none
-(main's body becomes a global f, and main returns f(params)). Every mutant is type-checked;
-a mutator whose result does not type-check is hirfuzz's bug (the worker reports it so).
+(main's body becomes a global f, and main returns f(params)). PolyJuice's ``commute``
+swaps the two arguments of one call of an op whose traits (from the case's call
+records: op name -> traits) say ``commutative``; an op not in that table is never
+swapped. Every mutant is type-checked; a mutator whose result does not type-check is
+hirfuzz's bug (the worker reports it so).
 """
 from __future__ import annotations
 
@@ -24,6 +27,7 @@ MUTATORS: dict[str, Callable] = {}
 
 
 def mutator(fn: Callable) -> Callable:
+    """Register fn(mod, rng, traits) -> a mutant, or None where it does not apply."""
     MUTATORS[fn.__name__] = fn
     return fn
 
@@ -77,7 +81,7 @@ def _typed(mod: tvm.IRModule) -> tvm.IRModule:
 
 
 @mutator
-def outline_main(mod: tvm.IRModule, rng: np.random.Generator) -> tvm.IRModule | None:
+def outline_main(mod: tvm.IRModule, rng: np.random.Generator, traits: dict) -> tvm.IRModule | None:
     main = mod["main"]
     new = copy_module(mod)
     f = relay.GlobalVar(fresh_name(new, "outlined"))
@@ -88,17 +92,17 @@ def outline_main(mod: tvm.IRModule, rng: np.random.Generator) -> tvm.IRModule | 
 
 
 @mutator
-def closure_in_global(mod: tvm.IRModule, rng: np.random.Generator) -> tvm.IRModule | None:
+def closure_in_global(mod: tvm.IRModule, rng: np.random.Generator, traits: dict) -> tvm.IRModule | None:
     return _rewrite_one(mod, rng, _closure_in_global)
 
 
 @mutator
-def wrap_in_nullary(mod: tvm.IRModule, rng: np.random.Generator) -> tvm.IRModule | None:
+def wrap_in_nullary(mod: tvm.IRModule, rng: np.random.Generator, traits: dict) -> tvm.IRModule | None:
     return _rewrite_one(mod, rng, _wrap_in_nullary)
 
 
 @mutator
-def call_through(mod: tvm.IRModule, rng: np.random.Generator) -> tvm.IRModule | None:
+def call_through(mod: tvm.IRModule, rng: np.random.Generator, traits: dict) -> tvm.IRModule | None:
     return _rewrite_one(mod, rng, _call_through)
 
 
@@ -136,14 +140,58 @@ def _call_through(mod, f, g):
     return redirect_calls(mod, f, lambda args: relay.Call(g, args), skip=(g.name_hint,))
 
 
-def mutate(mod: tvm.IRModule, rng: np.random.Generator, count: int) -> tuple[tvm.IRModule, list[str]]:
-    """`count` rewrites drawn among those that apply; the original is never changed."""
+@mutator
+def commute(mod: tvm.IRModule, rng: np.random.Generator, traits: dict) -> tvm.IRModule | None:
+    calls = _commutative_calls(mod, traits)
+    if not calls:
+        return None
+    gv, target = calls[int(rng.integers(len(calls)))]
+    new = copy_module(mod)
+    new[gv] = _Swap(target).visit(new[gv])
+    return _typed(new)
+
+
+def _commutative_calls(mod, traits) -> list[tuple[relay.GlobalVar, relay.Call]]:
+    """(function, call) for each call of a two-argument op with the commutative trait."""
+    found = []
+    for gv in callees(mod) + [mod.get_global_var("main")]:
+        func = mod[gv]
+        if not isinstance(func, relay.Function):
+            continue
+
+        def visit(e, gv=gv):
+            if (isinstance(e, relay.Call) and isinstance(e.op, tvm.ir.Op) and len(e.args) == 2
+                    and "commutative" in traits.get(e.op.name, ())):
+                found.append((gv, e))
+        relay.analysis.post_order_visit(func, visit)
+    return found
+
+
+class _Swap(relay.ExprMutator):
+    """The call `target` (every use of it: it is one node) with its two arguments swapped."""
+
+    def __init__(self, target: relay.Call):
+        super().__init__()
+        self.target = target
+
+    def visit_call(self, call):
+        new = super().visit_call(call)
+        if call.same_as(self.target):
+            return relay.Call(new.op, [new.args[1], new.args[0]], new.attrs, new.type_args, new.span)
+        return new
+
+
+def mutate(mod: tvm.IRModule, rng: np.random.Generator, count: int,
+           traits: dict | None = None) -> tuple[tvm.IRModule, list[str]]:
+    """`count` rewrites drawn among those that apply; the original is never changed.
+    `traits`: op name -> its traits, from the case's call records (core.calls.op_traits)."""
+    traits = traits or {}
     applied = []
     for _ in range(count):
         names = sorted(MUTATORS)
         rng.shuffle(names)
         for name in names:
-            result = MUTATORS[name](mod, rng)
+            result = MUTATORS[name](mod, rng, traits)
             if result is not None:
                 mod = result
                 applied.append(name)
