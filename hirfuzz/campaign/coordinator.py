@@ -263,7 +263,9 @@ class Campaign:
         if seq is None and self.s.pass_fuzz:
             seq = draw_sequence(self.catalog, rng)
         if seq:
-            configs.append(self.config(base, self.s.targets[0], passes=seq, opt_level=int(rng.integers(0, 4))))
+            levels = self.info.pass_opt_levels
+            configs.append(self.config(base, self.s.targets[0], passes=seq,
+                                       opt_level=levels[int(rng.integers(len(levels)))]))
         if lowering and lowering.get("mutation"):
             configs.append({**self.config(base, self.s.targets[0]), "module": 1})
         configs += [self.config(e, self.s.targets[0]) for e in self.s.executors if e != base]

@@ -27,6 +27,7 @@ class DialectInfo:
     plan_knobs: dict = field(default_factory=dict)  # lowering features it lacks (core.plan.Knobs: 0)
     mutators: bool = True         # has semantics-preserving mutators (a mutant per case)
     writes_plain_modules: bool = True  # its reproducer writes a plain lowering without a worker
+    pass_opt_levels: tuple = (0, 1, 2, 3)  # the opt levels a pass sequence's baseline build is drawn at
     composite_prefix: str = ""    # its spellings that are several ops (never the target of a violation)
     environment: str | None = None  # the managed environment its workers use without --tvm-python
                                     # (None: the Python running hirfuzz)
