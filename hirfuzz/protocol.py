@@ -29,9 +29,14 @@ def decode_array(text: str) -> np.ndarray:
     return np.load(io.BytesIO(base64.b64decode(text)), allow_pickle=False)
 
 
-def error_reply(stage: str, exc: BaseException) -> dict:
+def error_reply(stage: str, exc: BaseException, diagnostics: list[str] | None = None) -> dict:
+    """A failure as data. TVM's diagnostics (Relay's type errors), when there are any, lead
+    the message: the exception itself only says to look at them."""
+    message = str(exc)
+    if diagnostics:
+        message = f"{type(exc).__name__}: {' | '.join(d.replace(chr(10), ' ') for d in diagnostics)}\n{message}"
     return {"status": "error", "stage": stage, "exc_type": type(exc).__name__,
-            "message": str(exc), "traceback": traceback.format_exc()}
+            "message": message, "traceback": traceback.format_exc()}
 
 
 def make_config(executor: str = "vm", target: str = "llvm", passes: list | None = None,

@@ -23,6 +23,7 @@ def execute_case(request: dict, dialect) -> dict:
     "others". A failure before building fails them all alike.
     """
     from .protocol import decode_array, error_reply, make_config
+    dialect.take_diagnostics()  # a new case: what earlier ones reported is not its own
     stage = "lower"
     t0 = time.perf_counter()
     try:
@@ -30,7 +31,7 @@ def execute_case(request: dict, dialect) -> dict:
         stage = "well_formed"
         dialect.check_well_formed(mod)
     except Exception as exc:  # every exception is data for the oracle
-        reply = error_reply(stage, exc)
+        reply = error_reply(stage, exc, dialect.take_diagnostics())
         reply["timings"] = {"lower": time.perf_counter() - t0}
         return reply
     modules = [mod]
@@ -59,7 +60,7 @@ def execute_case(request: dict, dialect) -> dict:
                 if "module" not in plain:
                     plain["module"] = dialect.lower({**request, "plan": None})
             except Exception as exc:  # noqa: BLE001 - data for the oracle, as any lowering failure
-                replies.append({**error_reply("lower", exc), "timings": {}})
+                replies.append({**error_reply("lower", exc, dialect.take_diagnostics()), "timings": {}})
                 continue
             module = plain["module"]
         replies.append(run_config(dialect, module, config, inputs, request.get("run", True)))
@@ -80,7 +81,7 @@ def render_case(request: dict, dialect) -> dict:
             mod, _ = dialect.mutate(mod, mutation["seed"], mutation["count"], _traits(request))
         text, consts = dialect.render(mod)
     except Exception as exc:
-        return error_reply("render", exc)
+        return error_reply("render", exc, dialect.take_diagnostics())
     return {"status": "ok", "script": text, "consts": [encode_array(c) for c in consts]}
 
 
@@ -110,7 +111,7 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool) -> dict:
     except ExecutorCannotTake as exc:
         return {"status": "skipped", "reason": str(exc), "timings": timings}
     except Exception as exc:
-        reply = error_reply(stage, exc)
+        reply = error_reply(stage, exc, dialect.take_diagnostics())
         reply["timings"] = timings
         return reply
     return {"status": "ok", "outputs": [encode_array(o) for o in outputs], "timings": timings}

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.calls import call_records
-from ..core.finding import headline
+from ..core.finding import error_line
 from ..core.generate import Rejected, single_op_graph
 from ..core.inputs import choose_inputs
 from ..core.oracle import compare_results
@@ -113,8 +113,8 @@ def judge(sample: _Sample, answer, configs: list[dict]) -> tuple[list[str], int]
         if reply.get("status") == "skipped":
             continue
         if reply.get("status") == "error":
-            first = headline(reply["message"])
-            problems.append(f"{where} on {label}: {reply['stage']}: {reply['exc_type']}: {first[:300]}")
+            said = error_line(reply["exc_type"], reply["message"])
+            problems.append(f"{where} on {label}: {reply['stage']}: {said[:320]}")
             continue
         if not sample.runnable or not sample.comparable:
             continue

@@ -36,7 +36,7 @@ from ..core.passes import draw_sequence, load_catalog
 from .reducer import PENDING, Reductions
 from .report import campaign_report
 from .sandbox import Death, Pool, WorkerError
-from ..core.finding import Finding, crash_signature, death_signature, headline, normalize_message, short_id
+from ..core.finding import Finding, crash_signature, death_signature, error_line, normalize_message, short_id
 from ..dialects import dialect_info
 from ..protocol import decode_array, describe_config, encode_array, make_config
 from .triage import finding_files
@@ -449,12 +449,12 @@ class Campaign:
         label = "" if oracle in ("crash", "reference") else f" under {describe_config(config, with_passes=False)}"
         if reply["status"] == "error":
             stage, exc_type = reply["stage"], reply["exc_type"]
-            first = headline(reply["message"], exc_type)
+            said = error_line(exc_type, reply["message"])
             oracle = "crash" if oracle == "reference" else oracle
             prefix = "" if oracle == "crash" else f"{oracle}|"
             finding = Finding(kind="crash", oracle=oracle, stage=stage,
                               signature=prefix + crash_signature(stage, exc_type, reply["message"], reply["traceback"]),
-                              message=f"{exc_type}: {first[:300]}{label}", detail=reply["traceback"],
+                              message=f"{said[:320]}{label}", detail=reply["traceback"],
                               case=case.index, extra={"exc_type": exc_type, "config": config})
             return Outcome(f"error:{stage}", finding, reply["traceback"])
         if not case.runnable:
@@ -504,8 +504,8 @@ class Campaign:
             message, detail, extra = answer.describe(), answer.log_tail, {"signal": answer.signal or answer.reason}
         elif cls == "poor-diagnostic":
             sig = crash_signature(stage, answer["exc_type"], answer["message"], answer["traceback"])
-            first = headline(answer["message"], answer["exc_type"])
-            message = f"{answer['exc_type']}: {first[:250]}"
+            said = error_line(answer["exc_type"], answer["message"])
+            message = said[:270]
             detail, extra = answer["traceback"], {"exc_type": answer["exc_type"]}
         else:  # silent acceptance: nothing to key on but what was broken
             sig = f"{v['op']}|{v['kind']}"

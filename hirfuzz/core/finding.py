@@ -51,6 +51,12 @@ def headline(message: str, default: str = "") -> str:
     return raised[-1] if raised else lines[-1]
 
 
+def error_line(exc_type: str, message: str) -> str:
+    """"ExcType: what went wrong", once (TVM's messages often name their type already)."""
+    line = headline(message, exc_type)
+    return line if line.startswith(f"{exc_type}:") or line == exc_type else f"{exc_type}: {line}"
+
+
 def normalize_message(message: str) -> str:
     text = message.strip()
     check = _CHECK.search(text)

@@ -52,6 +52,12 @@ class Dialect(ABC):
         """The module as text that parses back, and its tensor constants."""
 
 
+    def take_diagnostics(self) -> list[str]:
+        """What TVM reported through its diagnostics since the last call (an error whose
+        message says only "see the diagnostics" needs them); none by default."""
+        return []
+
+
 class ExecutorCannotTake(Exception):
     """The executor does not accept this kind of program by design (Relay's graph executor
     and closures): the configuration is skipped and counted, never reported."""

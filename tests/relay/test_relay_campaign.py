@@ -112,3 +112,33 @@ def test_disruptive_mode_classifies_what_relay_does(tmp_path):
     for f in s["findings"]:
         assert f["kind"] in ("poor-diagnostic", "crash", "silent-acceptance") and f["oracle"] == "disruptive"
         assert not f["message"].startswith("Traceback"), f["message"]  # the error, not the backtrace's header
+
+
+# add whose second input never broadcasts against the first: Relay's type inference refuses it
+# with a diagnostic, which the message must carry (the DiagnosticError itself says nothing)
+BAD_BROADCAST = """
+ops:
+  - name: add_unbroadcastable
+    inputs:
+      - {name: a, rank: [1, 3]}
+      - {name: b, shape: "[d + 1 for d in a.shape]"}
+    dtypes: [float32]
+    reference: a
+    dialects:
+      relay: {op: add}
+"""
+
+
+def test_a_type_error_says_what_relay_diagnosed(tmp_path):
+    specs = tmp_path / "specs"
+    specs.mkdir()
+    (specs / "ops.yaml").write_text(BAD_BROADCAST)
+    (specs / "tolerances.yaml").write_text((SPECS / "tolerances.yaml").read_text())
+    out = tmp_path / "out"
+    proc = relay_campaign("--specs", specs, "--iterations", 1, "--ops", 1, "--no-pass-fuzz", "--out", out,
+                          "--jobs", 1)
+    assert proc.returncode == 0, proc.stderr
+    kept = list((out / "spec-disagreements").glob("*/finding.json"))
+    assert len(kept) == 1
+    finding = json.loads(kept[0].read_text())
+    assert finding["message"].startswith("DiagnosticError: Incompatible broadcast type"), finding["message"]

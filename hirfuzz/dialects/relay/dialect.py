@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import numpy as np
 import tvm
@@ -21,6 +22,21 @@ os.environ.setdefault("TOPHUB_LOCATION", "NONE")
 
 class RelayDialect(Dialect):
     name = "relay"
+
+    def __init__(self):
+        # Relay's type errors are diagnostics: rendered (to stderr by default) before a
+        # DiagnosticError that says only "see the diagnostic render"; keep their text
+        self.diagnostics: list[str] = []
+        tvm.ir.diagnostics.override_renderer(self._render_diagnostics)
+
+    def _render_diagnostics(self, ctx):
+        for d in ctx.diagnostics:
+            self.diagnostics.append(str(d.message))
+            print(f"diagnostic: {d.message}", file=sys.stderr)
+
+    def take_diagnostics(self) -> list[str]:
+        taken, self.diagnostics = self.diagnostics, []
+        return taken
 
     def describe_installation(self) -> dict:
         cuda = tvm.runtime.enabled("cuda")
