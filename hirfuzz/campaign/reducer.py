@@ -276,16 +276,20 @@ class Reduction:
 
     # --- checks on the lent worker ----------------------------------------------------------
 
-    def fails_alike(self, case, signature: str) -> bool:
-        """Does the case fail the same way? Crashes must keep their signature; a wrong result
-        keeps its kind and oracle (which result differs first may change as the case shrinks)."""
+    def finding_of(self, case) -> Finding | None:
+        """What the oracles make of the case run again (None: nothing, or no worker)."""
         if self.stop.is_set():
             raise Interrupted
         try:
             answer = self.worker.run_one(case.request, self.s.timeout_s)
         except WorkerError:
-            return False
-        found = self.c.classify(case, answer).finding
+            return None
+        return self.c.classify(case, answer).finding
+
+    def fails_alike(self, case, signature: str) -> bool:
+        """Does the case fail the same way? Crashes must keep their signature; a wrong result
+        keeps its kind and oracle (which result differs first may change as the case shrinks)."""
+        found = self.finding_of(case)
         if found is None:
             return False
         if signature.startswith("wrong-result|"):
@@ -326,8 +330,10 @@ class Reduction:
         # a wrong result is keyed on its minimal sequence, so it is minimised even with
         # --no-reduce; a crash is keyed on its message, and its sequence is left as found
         minimise = self.s.reduce or finding.kind == "wrong-result"
+        baseline = case.configs[0]
+        if config["passes"] and finding.oracle == "pass-order" and self.fails_without_passes(case, finding, config):
+            config["passes"] = []
         if config["passes"] and finding.oracle == "pass-order" and minimise:
-            baseline = case.configs[0]
 
             def fails(seq):
                 return self.fails_alike(self.variant(case, configs=[baseline, {**config, "passes": seq}]),
@@ -335,6 +341,19 @@ class Reduction:
             config["passes"] = minimise_sequence(config["passes"], fails, self.c.catalog)
         configs = [case.configs[0], config] if finding.oracle in ("pass-order", "executor", "mutation") else [config]
         return self.variant(case, configs=configs)
+
+    def fails_without_passes(self, case, finding: Finding, config: dict) -> bool:
+        """Does the configuration fail the same way with no pass at all (the executor at that
+        opt level)? Then no pass is to blame, whichever one a minimisation would keep: the
+        finding becomes the executor oracle's."""
+        alone = {**config, "passes": []}
+        found = self.finding_of(self.variant(case, configs=[case.configs[0], alone]))
+        if found is None or found.kind != finding.kind:
+            return False
+        finding.oracle, finding.signature = found.oracle, found.signature
+        finding.message, finding.detail = found.message, found.detail
+        finding.extra["config"] = alone
+        return True
 
     def reduce(self, case, finding: Finding):
         """The smallest graph hirfuzz can find that fails with the same signature, its

@@ -27,3 +27,11 @@ def test_one_bug_in_two_ops_is_one_signature():
     a, b = (crash_signature("build", "TVMError", LLVM_VERIFY.format(op=op), LLVM_VERIFY.format(op=op))
             for op in ("floor_mod", "tile_multiply"))
     assert a == b and "LLVM module verification failed" in a
+
+
+def test_a_fused_kernel_name_does_not_split_a_bug():
+    message = ("InternalError: Check failed: undefined.size() == 0 (1 vs. 0) : In PrimFunc {} variables [i3] "
+               "are used, but are not passed in as API arguments")
+    sigs = {crash_signature("build", "InternalError", message.format(name), "")
+            for name in ("vm_mod_fused_trilu_sign", "tvmgen_default_fused_cosh_trilu_nn_leaky_relu")}
+    assert len(sigs) == 1
