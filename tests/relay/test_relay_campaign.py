@@ -47,11 +47,17 @@ def test_every_executor_agrees_with_the_reference_on_valid_programs(tmp_path):
     assert s["ir_features"], "cases were lowered with functions, closures and If"
 
 
-def test_a_wrong_result_is_confirmed_and_replays_from_its_script_alone(tmp_path):
+def spec_folder(tmp_path, text: str):
+    """A spec folder holding one planted op spec (and the shipped tolerances)."""
     specs = tmp_path / "specs"
     specs.mkdir()
-    (specs / "ops.yaml").write_text(WRONG_ADD)
+    (specs / "ops.yaml").write_text(text)
     (specs / "tolerances.yaml").write_text((SPECS / "tolerances.yaml").read_text())
+    return specs
+
+
+def test_a_wrong_result_is_confirmed_and_replays_from_its_script_alone(tmp_path):
+    specs = spec_folder(tmp_path, WRONG_ADD)
     out = tmp_path / "out"
     proc = relay_campaign("--specs", specs, "--iterations", 2, "--ops", 3, "--executors", "build",
                           "--no-pass-fuzz", "--out", out, "--jobs", 1)
@@ -130,10 +136,7 @@ ops:
 
 
 def test_a_type_error_says_what_relay_diagnosed(tmp_path):
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    (specs / "ops.yaml").write_text(BAD_BROADCAST)
-    (specs / "tolerances.yaml").write_text((SPECS / "tolerances.yaml").read_text())
+    specs = spec_folder(tmp_path, BAD_BROADCAST)
     out = tmp_path / "out"
     proc = relay_campaign("--specs", specs, "--iterations", 1, "--ops", 1, "--no-pass-fuzz", "--out", out,
                           "--jobs", 1)
