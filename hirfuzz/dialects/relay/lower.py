@@ -21,18 +21,11 @@ HIRGen's Algorithm 2 adds, in Relay's terms:
 """
 from __future__ import annotations
 
-import numpy as np
 import tvm
 from tvm import relay
 
 from ...core.graph import Graph, Ref
-from .ops import op_call
-
-# Relay's text format prints scalar floats with 6 significant digits and cannot parse NaN,
-# float16 scalars or INT64_MIN (relay-notes.md): such a constant is made a one-element
-# tensor (printed exactly, in the metadata) reshaped to rank 0, so reproducers stay exact.
-_EXACT_SCALAR_DTYPES = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32")
-
+from .ops import constant, op_call
 
 def tensor_type(t) -> relay.TensorType:
     return relay.TensorType(list(t.shape), t.dtype)
@@ -40,13 +33,6 @@ def tensor_type(t) -> relay.TensorType:
 
 def result_type(types: list) -> relay.Type:
     return tensor_type(types[0]) if len(types) == 1 else relay.TupleType([tensor_type(t) for t in types])
-
-
-def constant(value, dtype: str) -> relay.Expr:
-    array = np.asarray(value, dtype=dtype)
-    if array.ndim > 0 or dtype in _EXACT_SCALAR_DTYPES:
-        return relay.const(array, dtype)
-    return relay.reshape(relay.const(array.reshape(1), dtype), newshape=[])
 
 
 class _Scope:

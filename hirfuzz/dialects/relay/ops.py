@@ -72,9 +72,19 @@ def _composite_call(record: dict, items: list, types: list) -> relay.Expr:
     return relay.bind(value, dict(flat))
 
 
-def scalar(value, dtype: str) -> relay.Expr:
-    """A rank-0 constant of `dtype` (composites mix constants with tensors of that dtype)."""
-    return relay.const(value, dtype)
+# Relay's text format prints scalar floats with 6 significant digits and cannot parse NaN,
+# float16 scalars or INT64_MIN (relay-notes.md): such a constant is made a one-element
+# tensor (printed exactly, in the metadata) reshaped to rank 0, so reproducers, which carry
+# the module as text, compute what the worker computed.
+_EXACT_SCALAR_DTYPES = ("bool", "int8", "int16", "int32", "uint8", "uint16", "uint32")
+
+
+def constant(value, dtype: str) -> relay.Expr:
+    """A constant of `dtype` that prints exactly; composites make every constant with it."""
+    array = np.asarray(value, dtype=dtype)
+    if array.ndim > 0 or dtype in _EXACT_SCALAR_DTYPES:
+        return relay.const(array, dtype)
+    return relay.reshape(relay.const(array.reshape(1), dtype), newshape=[])
 
 
 def static_shape(expr: relay.Expr) -> list[int]:
@@ -93,10 +103,10 @@ def square(x):
 @composite
 def atan2(y, x, dtype):
     """atan(y/x) moved to the right quadrant; x = 0 gives +-pi/2 by the sign of y (0 for y = 0)."""
-    pi, zero = scalar(np.pi, dtype), scalar(0, dtype)
+    pi, zero = constant(np.pi, dtype), constant(0, dtype)
     base = relay.atan(relay.divide(y, x))
     left = relay.where(relay.greater_equal(y, zero), relay.add(base, pi), relay.subtract(base, pi))
-    on_axis = relay.multiply(relay.sign(y), scalar(np.pi / 2, dtype))
+    on_axis = relay.multiply(relay.sign(y), constant(np.pi / 2, dtype))
     return relay.where(relay.greater(x, zero), base, relay.where(relay.less(x, zero), left, on_axis))
 
 
@@ -165,7 +175,7 @@ def layout_transform(data, perm, split, factor, pad_value, dtype):
     out = relay.layout_transform(data, letters, dst)
     if pad_value is not None and pad_value != 0:
         valid = relay.layout_transform(relay.ones_like(data), letters, dst)
-        out = relay.where(relay.cast(valid, "bool"), out, relay.const(pad_value, dtype))
+        out = relay.where(relay.cast(valid, "bool"), out, constant(pad_value, dtype))
     return out
 
 
@@ -182,7 +192,7 @@ def scatter_nd(data, indices, updates, reduction):
 @composite
 def one_hot(indices, on_value, off_value, depth, axis, dtype):
     """Relax's on/off PrimValues as rank-0 constants of the result dtype (given explicitly)."""
-    return relay.one_hot(indices, relay.const(on_value, dtype), relay.const(off_value, dtype),
+    return relay.one_hot(indices, constant(on_value, dtype), constant(off_value, dtype),
                          depth, axis, dtype)
 
 
@@ -284,13 +294,13 @@ def relu6(x):
 
 @composite
 def gelu(x, dtype):
-    half, one = relay.const(0.5, dtype), relay.const(1.0, dtype)
-    return x * half * (one + relay.erf(x * relay.const(0.7071067811865476, dtype)))
+    half, one = constant(0.5, dtype), constant(1.0, dtype)
+    return x * half * (one + relay.erf(x * constant(0.7071067811865476, dtype)))
 
 
 @composite
 def gelu_tanh(x, dtype):
-    c = lambda v: relay.const(v, dtype)  # noqa: E731
+    c = lambda v: constant(v, dtype)  # noqa: E731
     inner = c(0.7978845608028654) * (x + c(0.044715) * x * x * x)
     return c(0.5) * x * (c(1.0) + relay.tanh(inner))
 
@@ -302,14 +312,14 @@ def silu(x):
 
 @composite
 def selu(x, dtype):
-    c = lambda v: relay.const(v, dtype)  # noqa: E731
+    c = lambda v: constant(v, dtype)  # noqa: E731
     neg = c(1.6732632423543772) * (relay.exp(x) - c(1.0))
     return c(1.0507009873554805) * relay.where(relay.greater(x, c(0.0)), x, neg)
 
 
 @composite
 def softplus(x, beta, threshold, dtype):
-    c = lambda v: relay.const(v, dtype)  # noqa: E731
+    c = lambda v: constant(v, dtype)  # noqa: E731
     bx = x * c(beta)
     soft = relay.log(c(1.0) + relay.exp(bx)) / c(beta)
     return relay.where(relay.greater(bx, c(threshold)), x, soft)
@@ -331,7 +341,7 @@ def layer_norm(data, gamma, beta, axes, epsilon, dtype):
     norm = [a % rank for a in axes]
     mean = relay.mean(data, norm, keepdims=True)
     var = relay.variance(data, norm, keepdims=True)
-    out = (data - mean) / relay.sqrt(var + relay.const(epsilon, dtype))
+    out = (data - mean) / relay.sqrt(var + constant(epsilon, dtype))
     return out * _along(gamma, axes, rank) + _along(beta, axes, rank)
 
 
@@ -340,7 +350,7 @@ def rms_norm(data, weight, axes, epsilon, dtype):
     rank = len(static_shape(data))
     norm = [a % rank for a in axes]
     ms = relay.mean(data * data, norm, keepdims=True)
-    return data * relay.rsqrt(ms + relay.const(epsilon, dtype)) * _along(weight, axes, rank)
+    return data * relay.rsqrt(ms + constant(epsilon, dtype)) * _along(weight, axes, rank)
 
 
 @composite
