@@ -17,7 +17,7 @@ import signal
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 READY_TIMEOUT_S = 120
@@ -244,16 +244,33 @@ class Worker:
             return ""
 
 
+@dataclass
+class Interpreter:
+    """Where one dialect's workers run: the Python holding its TVM (None: this one) and the
+    variables that Python needs."""
+    dialect: str
+    python: str | None = None
+    env: dict = field(default_factory=dict)
+
+
 class Pool:
-    """N workers; the coordinator hands cases to idle ones and collects answers."""
+    """N workers; the coordinator hands cases to idle ones and collects answers. A cross-IR
+    campaign's pool also holds N workers of its second dialect (`cross`), each under that
+    dialect's own interpreter."""
 
     def __init__(self, n: int, log_dir: Path, max_memory_mb: int | None, recycle_after: int | None,
-                 python: str | None = None, extra_env: dict | None = None, dialect: str = "relax"):
+                 python: str | None = None, extra_env: dict | None = None, dialect: str = "relax",
+                 cross: Interpreter | None = None):
+        self.dialect = dialect
         self.workers = [Worker(Path(log_dir) / f"worker-{i}.log", max_memory_mb, recycle_after, python, extra_env,
                                dialect)
                         for i in range(n)]
+        if cross is not None:
+            self.workers += [Worker(Path(log_dir) / f"worker-{cross.dialect}-{i}.log", max_memory_mb, recycle_after,
+                                    cross.python, cross.env, cross.dialect)
+                             for i in range(n)]
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []  # Linux only
-        if n == len(cpus):
+        if len(self.workers) == len(cpus):
             # workers that fill the machine get a core each, as AFL++ binds its instances:
             # fewer migrations between caches (about 6% less CPU time per case, measured
             # with --jobs 2 on 2 cores). Fewer workers are left to the scheduler, which
@@ -273,15 +290,18 @@ class Pool:
 
     @property
     def tvm_version(self):
-        return next((w.tvm_version for w in self.workers if w.tvm_version), None)
+        return self.installation.get("tvm")
 
     @property
     def installation(self) -> dict:
         """What the workers' TVM said of itself in the handshake."""
-        return next((w.hello for w in self.workers if w.hello), {})
+        return self.installation_of(self.dialect)
 
-    def idle(self) -> list[Worker]:
-        return [w for w in self.workers if not w.busy and not w.lent]
+    def installation_of(self, dialect: str) -> dict:
+        return next((w.hello for w in self.workers if w.hello and w.dialect == dialect), {})
+
+    def idle(self, dialect: str | None = None) -> list[Worker]:
+        return [w for w in self.workers if not w.busy and not w.lent and dialect in (None, w.dialect)]
 
     def in_flight(self) -> list:
         return [w.case for w in self.workers if w.busy and not w.lent]

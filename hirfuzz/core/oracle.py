@@ -7,7 +7,7 @@ may have amplified a rounding difference into (`stable` False) are not compared.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -53,4 +53,34 @@ def compare_results(expected: list[TensorFacts], actual: list[np.ndarray]) -> li
         detail = compare_tensor(e, a)
         if detail is not None:
             out.append(Mismatch(i, detail))
+    return out
+
+
+@dataclass
+class CrossMismatch:
+    """One result on which two compilers (two IRs, two TVM versions) are not both right."""
+    index: int
+    ours: str | None      # how the first differs from the reference (None: it agrees)
+    theirs: str | None    # how the second does
+    alike: bool           # the two agree with each other, within the reference's tolerance
+
+    @property
+    def reference_suspect(self) -> bool:
+        """Both wrong the same way: two independent compilers agreeing against NumPy point at
+        the reference or the spec first, not at TVM."""
+        return self.ours is not None and self.theirs is not None and self.alike
+
+
+def compare_across(expected: list[TensorFacts], ours: list[np.ndarray],
+                   theirs: list[np.ndarray]) -> list[CrossMismatch]:
+    """The results where the two compilers are not both right, compared with the reference
+    and with each other (only results the reference can judge: unstable ones say nothing)."""
+    out = []
+    for i, (facts, a, b) in enumerate(zip(expected, ours, theirs)):
+        mine, other = compare_tensor(facts, a), compare_tensor(facts, b)
+        if mine is None and other is None:
+            continue
+        alike = (a.dtype == b.dtype and a.shape == b.shape
+                 and compare_tensor(replace(facts, value=b), a) is None)
+        out.append(CrossMismatch(i, mine, other, alike))
     return out

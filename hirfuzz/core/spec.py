@@ -175,6 +175,21 @@ class SpecSet:
     def restrict(self, names: list[str]) -> "SpecSet":
         return SpecSet({n: self.ops[n] for n in names}, self.tolerances)
 
+    def shared_with(self, other: "SpecSet") -> "SpecSet":
+        """The ops both dialects have and compute alike, with the dtypes both accept: what a
+        cross-IR campaign generates. An op whose dialects give different references (Relay
+        rounds halves away from zero, Relax to even) means different things in the two, so
+        comparing them would only find that difference."""
+        shared = {}
+        for name, op in self.ops.items():
+            theirs = other.ops.get(name)
+            if theirs is None or theirs.reference.text != op.reference.text:
+                continue
+            dtypes = tuple(d for d in op.dtypes if d in theirs.dtypes)
+            if dtypes:
+                shared[name] = replace(op, dtypes=dtypes)
+        return SpecSet(shared, self.tolerances)
+
 
 # --- reference namespace --------------------------------------------------------------------
 

@@ -258,6 +258,54 @@ def test_a_dialect_block_gives_each_dialect_its_spelling(spec_dir):
     assert op.call_arguments({"perm": [0]}, "float32", {"a": "A"}) == (["A", [0]], {})
 
 
+SHARED_OPS = """\
+ops:
+  - name: both
+    inputs: [a]
+    dtypes: [int32, float16, float32]
+    reference: np.negative(a)
+    dialects:
+      relax: {op: negative}
+      relay: {op: negative, dtypes: [int32, float32]}
+  - name: rounds_apart
+    inputs: [a]
+    dtypes: [float32]
+    reference: np.round(a)
+    dialects:
+      relax: {op: round}
+      relay: {op: round, reference: np.trunc(a)}
+  - name: no_common_dtype
+    inputs: [a]
+    dtypes: [float32]
+    reference: np.abs(a)
+    dialects:
+      relax: {op: abs, dtypes: [float16]}
+      relay: {op: abs, dtypes: [float32]}
+  - name: relax_only
+    inputs: [a]
+    dtypes: [float32]
+    reference: np.exp(a)
+    dialects:
+      relax: {op: exp}
+"""
+
+
+def test_a_cross_ir_campaign_generates_what_both_dialects_compute_alike(spec_dir):
+    _write(spec_dir, SHARED_OPS, "ops.yaml")
+    relay, relax = load_specs(spec_dir, dialect="relay"), load_specs(spec_dir, dialect="relax")
+    shared = relay.shared_with(relax)
+    assert shared.names() == ["both"]
+    assert shared.ops["both"].dtypes == ("int32", "float32") and shared.ops["both"].dialect_op == "negative"
+    assert relax.shared_with(relay).names() == ["both"]
+
+
+def test_the_shipped_dialects_share_most_ops():
+    relay, relax = load_specs(SPECS, dialect="relay"), load_specs(SPECS, dialect="relax")
+    shared = relay.shared_with(relax)
+    assert len(shared.names()) >= 100
+    assert "round" not in shared.ops  # the two round halves differently
+
+
 @pytest.mark.parametrize("block, field, words", [
     ("      mlir: {}\n", "dialects", "unknown dialect 'mlir'"),
     ("      relay: {dtypes: [int3]}\n", "dialects.relay.dtypes", "list of dtypes"),
