@@ -29,6 +29,7 @@ from .report import bug_report
 from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
 from ..protocol import decode_array, describe_config
+from .judge import AGAINST_BASELINE, Oracle
 from .triage import check_reproducer, finding_files
 
 PENDING = "pending"
@@ -97,8 +98,8 @@ class Reductions:
             if finding.signature in known:  # saved just before a kill, not yet removed
                 self.remove(folder.name)
                 continue
-            case = self.campaign.make_case(data["case"], graph, data["disruption"], configs=data["configs"],
-                                           lowering=data["lowering"])
+            case = self.campaign.maker.make_case(data["case"], graph, data["disruption"], configs=data["configs"],
+                                                 lowering=data["lowering"])
             finding.path = str(folder)
             job = Job(data["folder"], case, finding, log, folder.name, finding.signature)
             self.pending[finding.signature] = job
@@ -220,7 +221,7 @@ class Reduction:
         """A pass-order wrong result is one finding per minimal sequence: rename it after
         its sequence, and count it as a hit where another sequence already shrank to it."""
         c, finding = self.c, job.finding
-        if finding.kind != "wrong-result" or finding.oracle != "pass-order":
+        if finding.kind != "wrong-result" or finding.oracle != Oracle.PASS_ORDER:
             return False
         minimal = "|".join(finding.signature.split("|")[:3] + [",".join(step["name"] for step in passes)])
         with c.lock:
@@ -284,7 +285,7 @@ class Reduction:
             answer = self.worker.run_one(case.request, self.s.timeout_s)
         except WorkerError:
             return None
-        return self.c.classify(case, answer).finding
+        return self.c.judging.classify(case, answer).finding
 
     def fails_alike(self, case, signature: str) -> bool:
         """Does the case fail the same way? Crashes must keep their signature; a wrong result
@@ -305,13 +306,13 @@ class Reduction:
             answer = self.worker.run_one(case.request, self.s.timeout_s)
         except WorkerError:
             return
-        found = self.c.classify(case, answer).finding
+        found = self.c.judging.classify(case, answer).finding
         if found is not None and found.kind == finding.kind and found.oracle == finding.oracle:
             finding.message, finding.detail = found.message, found.detail
 
     def variant(self, case, graph=None, configs=None, lowering=None):
         """The case with another graph, configurations or lowering; the same inputs' seed."""
-        return self.c.make_case(case.index, graph or case.graph,
+        return self.c.maker.make_case(case.index, graph or case.graph,
                                 configs=configs if configs is not None else case.configs,
                                 lowering=lowering if lowering is not None else case.lowering)
 
@@ -331,15 +332,15 @@ class Reduction:
         # --no-reduce; a crash is keyed on its message, and its sequence is left as found
         minimise = self.s.reduce or finding.kind == "wrong-result"
         baseline = case.configs[0]
-        if config["passes"] and finding.oracle == "pass-order" and self.fails_without_passes(case, finding, config):
+        if config["passes"] and finding.oracle == Oracle.PASS_ORDER and self.fails_without_passes(case, finding, config):
             config["passes"] = []
-        if config["passes"] and finding.oracle == "pass-order" and minimise:
+        if config["passes"] and finding.oracle == Oracle.PASS_ORDER and minimise:
 
             def fails(seq):
                 return self.fails_alike(self.variant(case, configs=[baseline, {**config, "passes": seq}]),
                                         finding.signature)
             config["passes"] = minimise_sequence(config["passes"], fails, self.c.catalog)
-        configs = [case.configs[0], config] if finding.oracle in ("pass-order", "executor", "mutation") else [config]
+        configs = [case.configs[0], config] if finding.oracle in AGAINST_BASELINE else [config]
         return self.variant(case, configs=configs)
 
     def fails_without_passes(self, case, finding: Finding, config: dict) -> bool:
