@@ -26,7 +26,7 @@ from ..errors import HirfuzzError
 from .cases import Case, CaseMaker
 from .judge import Judge, Oracle, Outcome, Status
 from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
-from .reducer import PENDING, Reductions
+from .reducer import PENDING, ReductionHost, Reductions
 from .report import campaign_report
 from .sandbox import Pool, WorkerError
 from .summary import format_summary, summary
@@ -36,6 +36,8 @@ __all__ = ["Campaign", "Counters", "Settings", "format_summary"]  # format_summa
 
 CHECKPOINT_S = 5.0
 SUMMARY_S = 1.0
+LABELS = {"findings": "finding", "unconfirmed": "unconfirmed (hirfuzz's problem, not a TVM finding)",
+          "spec-disagreements": "spec disagreement"}
 # the statuses of a case whose baseline ran, or at least built
 RAN = (Status.OK, Status.RAN, Status.MISMATCH)
 BUILT = RAN + (Status.BUILT,)
@@ -131,7 +133,7 @@ class Campaign:
         for folder, table in self.tables.items():
             for d in self.out.saved_findings(folder):
                 table[d["signature"]] = Finding(**d)
-        self.reductions = Reductions(self)
+        self.reductions = Reductions(self._reduction_host())  # after _restore: it replaces the counters
         self.reductions.restore({sig for table in self.tables.values() for sig in table})
         self.pool = Pool(settings.jobs, self.out / "workers", settings.max_memory_mb,
                          settings.recycle_after, settings.tvm_python, settings.tvm_env, settings.dialect)
@@ -144,6 +146,13 @@ class Campaign:
     @property
     def coverage(self):
         return self.maker.coverage
+
+    def _reduction_host(self) -> ReductionHost:
+        return ReductionHost(
+            settings=self.s, out=self.out, specs=self.specs, info=self.info, catalog=self.catalog,
+            lock=self.lock, counters=self.counters, make_case=self.maker.make_case,
+            classify=self.judging.classify, tvm_version=lambda: self.pool.tvm_version, say=self.say,
+            rename_finding=self.rename_finding, file_finding=self.file_finding)
 
     # --- resuming -------------------------------------------------------------------------
 
@@ -384,6 +393,33 @@ class Campaign:
             self.reductions.submit(folder, case, finding, log)
             self.say(f"new {finding.kind} (case {case.index}): {finding.message[:160]}\n"
                      f"    reducing and checking its reproducer; kept meanwhile in {PENDING}/")
+
+    def rename_finding(self, finding: Finding, signature: str) -> Finding | None:
+        """Key `finding` on `signature` from now on (a pass-order finding on its minimal
+        sequence), later hits of its first signature too. Returns the finding already
+        saved under `signature`, the renamed one's hits added to it, or None."""
+        with self.lock:
+            self.aliases[finding.signature] = signature
+            finding.signature = signature
+            known = self.findings.get(signature) or self.unconfirmed.get(signature)
+            if known is not None:
+                known.hits += finding.hits
+                self.rewrite_finding_json(known)
+            return known
+
+    def file_finding(self, folder: str, finding: Finding, files: dict):
+        """A finished finding: saved in `folder` under the next number, listed, said."""
+        with self.lock:
+            table = self.tables[folder]
+            name = f"{len(table) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
+            finding.path = str(self.out / folder / name)
+            files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
+            save_folder(self.out / folder, name, files)
+            table[finding.signature] = finding
+            if folder == "unconfirmed":
+                self.counters.unconfirmed += 1
+            why = f"\n    {finding.extra['unconfirmed_reason']}" if folder == "unconfirmed" else ""
+            self.say(f"{LABELS[folder]} {name}: {finding.message[:200]}{why}\n    -> {finding.path}/repro.py")
 
     def rewrite_finding_json(self, finding: Finding):
         folder = Path(finding.path)
