@@ -139,7 +139,7 @@ def serve(dialect_name: str) -> int:
             continue
         request = json.loads(line)
         if request.get("kind") == "test-crash" or _has_edge(request.get("graph"), request.get("crash_if_edge")):
-            _test_crash(request)  # test-only hooks: see campaign._plant
+            _test_crash(request)  # test-only hooks: see campaign.cases._plant
         if request.get("kind") == "render":
             reply = render_case(request, dialect)
         else:

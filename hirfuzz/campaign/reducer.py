@@ -7,6 +7,12 @@ sequence), reduces the graph, drops the lowering plan and the mutant where the f
 holds without them, renders the reproducer and runs it alone. The finding then moves
 to findings/ (or to unconfirmed/ when its script does not fail alike). Findings left
 pending by a kill or a Ctrl-C are finished when the campaign resumes.
+
+Reduction sees the campaign only through a `ReductionHost`: what it reads (settings,
+specs, dialect, pass catalog, the output folder, the TVM version), what it calls (make a
+case, judge an answer, say something) and the three things it changes, each under the
+host's lock: two time counters, a pass-order finding's signature, and the finished
+finding, which the host files.
 """
 from __future__ import annotations
 
@@ -18,6 +24,7 @@ import threading
 import time
 import traceback
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Callable
 
 from ..errors import HirfuzzError
 from ..core.plan import LoweringPlan
@@ -29,11 +36,17 @@ from .report import bug_report
 from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
 from ..protocol import decode_array, describe_config
+from .judge import AGAINST_BASELINE, Oracle
 from .triage import check_reproducer, finding_files
 
+if TYPE_CHECKING:
+    from ..dialects import DialectInfo
+    from .cases import Case
+    from .coordinator import Counters, Settings
+    from .judge import Outcome
+    from .outdir import OutDir
+
 PENDING = "pending"
-LABELS = {"findings": "finding", "unconfirmed": "unconfirmed (hirfuzz's problem, not a TVM finding)",
-          "spec-disagreements": "spec disagreement"}
 
 
 class Interrupted(Exception):
@@ -41,9 +54,29 @@ class Interrupted(Exception):
 
 
 @dataclass
+class ReductionHost:
+    """What finishing findings needs of a campaign, and all it gets."""
+    settings: "Settings"      # reads reduce, verify, timeout_s, tvm_python, tvm_env; case.json keeps all
+    out: "OutDir"             # pending/, .staging/ and workers/reduction-errors.log live there
+    specs: object             # the op specs reproducers are rendered from
+    info: "DialectInfo"       # the dialect's reproducer writer, and whether it needs a worker
+    catalog: object           # the pass catalog a pass sequence is minimised against
+    lock: object              # held wherever the fields below, or the host's tables, change
+    counters: "Counters"      # reduce_s and verify_s grow, under the lock
+    make_case: Callable[..., "Case"]                 # CaseMaker.make_case
+    classify: Callable[["Case", object], "Outcome"]  # Judge.classify: no side effects
+    tvm_version: Callable[[], str]                   # the workers' TVM (known once they started)
+    say: Callable[[str], None]                       # a line on screen (thread-safe)
+    # a pass-order finding's signature becomes its minimal sequence's; returns the finding
+    # already saved under that signature, its hits counted, or None (call with the lock held)
+    rename_finding: Callable[[Finding, str], Finding | None]
+    file_finding: Callable[[str, Finding, dict], None]  # save a finished one to a folder, and list it
+
+
+@dataclass
 class Job:
     folder: str        # where it is headed: "findings" or "spec-disagreements"
-    case: object       # campaign.Case
+    case: "Case"
     finding: Finding
     log: str
     key: str           # its folder under pending/
@@ -54,16 +87,16 @@ class Reductions:
     """The queue of findings waiting to be finished, on disk and in memory, and the
     threads that finish them on workers lent by the pool."""
 
-    def __init__(self, campaign):
-        self.campaign = campaign
-        self.root = campaign.out / PENDING
+    def __init__(self, host: ReductionHost):
+        self.host = host
+        self.root = host.out / PENDING
         self.queue: list[Job] = []              # not taken by a thread yet
         self.pending: dict[str, Job] = {}       # signature -> job, queued or in progress
         self.threads: list[threading.Thread] = []
         self.stop = threading.Event()
         self.changed = threading.Event()        # a thread finished a job or ended
 
-    # --- the main thread's side (called with campaign.lock held where tables are read) ----
+    # --- the main thread's side (called with host.lock held where tables are read) --------
 
     def submit(self, folder: str, case, finding: Finding, log: str):
         """Keep a new finding in pending/ (whole or not at all), then queue it."""
@@ -97,8 +130,8 @@ class Reductions:
             if finding.signature in known:  # saved just before a kill, not yet removed
                 self.remove(folder.name)
                 continue
-            case = self.campaign.make_case(data["case"], graph, data["disruption"], configs=data["configs"],
-                                           lowering=data["lowering"])
+            case = self.host.make_case(data["case"], graph, data["disruption"], configs=data["configs"],
+                                       lowering=data["lowering"])
             finding.path = str(folder)
             job = Job(data["folder"], case, finding, log, folder.name, finding.signature)
             self.pending[finding.signature] = job
@@ -108,7 +141,7 @@ class Reductions:
         """Start threads on idle workers for queued findings, up to `limit` threads."""
         self.threads = [t for t in self.threads if t.is_alive()]
         while not self.stop.is_set() and len(self.threads) < limit and pool.idle():
-            with self.campaign.lock:
+            with self.host.lock:
                 if not self.queue:
                     return
                 job = self.queue.pop(0)
@@ -144,9 +177,9 @@ class Reductions:
 
     def _work(self, worker: Worker, job: Job):
         """Finish `job`, then whatever else is queued, on `worker`; then give it back."""
-        c = self.campaign
+        host = self.host
         try:
-            reduction = Reduction(c, worker, self.stop)
+            reduction = Reduction(host, worker, self.stop, self.pending)
             while job is not None and not self.stop.is_set():
                 try:
                     reduction.finish(job)
@@ -155,16 +188,16 @@ class Reductions:
                 except Exception:  # a bug of hirfuzz's own: say so, keep the finding pending
                     if self.stop.is_set():
                         return
-                    log = c.out / "workers" / "reduction-errors.log"
+                    log = host.out / "workers" / "reduction-errors.log"
                     with open(log, "a") as f:
                         f.write(f"--- {job.key}\n{traceback.format_exc()}\n")
-                    c.say(f"hirfuzz failed to finish pending/{job.key} (see {log}); it stays pending")
+                    host.say(f"hirfuzz failed to finish pending/{job.key} (see {log}); it stays pending")
                 else:
-                    with c.lock:
+                    with host.lock:
                         del self.pending[job.signature]
                     self.remove(job.key)
                     self.changed.set()
-                with c.lock:
+                with host.lock:
                     job = self.queue.pop(0) if self.queue else None
         finally:
             worker.lent = False
@@ -174,14 +207,15 @@ class Reductions:
 class Reduction:
     """One thread's work on one lent worker: turn a job into a saved finding."""
 
-    def __init__(self, campaign, worker: Worker, stop: threading.Event):
-        self.c = campaign
-        self.s = campaign.s
+    def __init__(self, host: ReductionHost, worker: Worker, stop: threading.Event, pending: dict[str, Job]):
+        self.host = host
+        self.s = host.settings
         self.worker = worker
         self.stop = stop
+        self.pending = pending  # Reductions.pending: signature -> job, read under the host's lock
 
     def finish(self, job: Job):
-        c, finding, original = self.c, job.finding, job.case
+        host, finding, original = self.host, job.finding, job.case
         case = original
         t0 = time.monotonic()
         if job.folder == "findings" and case.disruption is None:
@@ -199,8 +233,8 @@ class Reduction:
         if failing["passes"]:
             finding.extra["passes"] = describe_passes(failing["passes"])
             finding.message = f"after {finding.extra['passes']}: {finding.message}"
-        with c.lock:
-            c.counters.reduce_s += time.monotonic() - t0
+        with host.lock:
+            host.counters.reduce_s += time.monotonic() - t0
         finding.extra["ops"] = len(case.graph.operators)
         if case is not original:
             finding.extra["reduced_from"] = len(original.graph.operators)
@@ -212,26 +246,21 @@ class Reduction:
         folder, actual = job.folder, finding.detail
         if folder == "findings" and self.s.verify:
             folder, actual = self.verify(job, finding, files)
-        files["bug-report.md"] = bug_report(finding.to_json(), files["repro.py"], actual, c.pool.tvm_version,
+        files["bug-report.md"] = bug_report(finding.to_json(), files["repro.py"], actual, host.tvm_version(),
                                             describe_config(case.configs[-1]))
-        self.save(folder, finding, files)
+        host.file_finding(folder, finding, files)
 
     def merged_by_minimal_sequence(self, job: Job, passes: list) -> bool:
         """A pass-order wrong result is one finding per minimal sequence: rename it after
         its sequence, and count it as a hit where another sequence already shrank to it."""
-        c, finding = self.c, job.finding
-        if finding.kind != "wrong-result" or finding.oracle != "pass-order":
+        host, finding = self.host, job.finding
+        if finding.kind != "wrong-result" or finding.oracle != Oracle.PASS_ORDER:
             return False
         minimal = "|".join(finding.signature.split("|")[:3] + [",".join(step["name"] for step in passes)])
-        with c.lock:
-            c.aliases[finding.signature] = minimal
-            finding.signature = minimal
-            known = c.findings.get(minimal) or c.unconfirmed.get(minimal)
-            if known is not None:
-                known.hits += finding.hits
-                c.rewrite_finding_json(known)
+        with host.lock:
+            if host.rename_finding(finding, minimal) is not None:
                 return True
-            twin = c.reductions.pending.get(minimal)
+            twin = self.pending.get(minimal)
             if twin is not None and twin is not job:
                 twin.finding.hits += finding.hits
                 return True
@@ -240,7 +269,7 @@ class Reduction:
     def verify(self, job: Job, finding: Finding, files: dict) -> tuple[str, str]:
         """Run the reproducer alone; a script that does not fail alike is not a finding we
         stand by. Returns the folder the finding goes to and what the script printed."""
-        staging = save_folder(self.c.out / ".staging", job.key, files)
+        staging = save_folder(self.host.out / ".staging", job.key, files)
         t0 = time.monotonic()
         # a hang is confirmed only if the script alone spends three times the case's limit
         # in CPU time: a build that was merely slow, on a loaded machine too, then finishes
@@ -248,8 +277,8 @@ class Reduction:
         outcome = check_reproducer(staging / "repro.py", finding, timeout_s=limit, python=self.s.tvm_python,
                                    extra_env=self.s.tvm_env)
         shutil.rmtree(staging, ignore_errors=True)
-        with self.c.lock:
-            self.c.counters.verify_s += time.monotonic() - t0
+        with self.host.lock:
+            self.host.counters.verify_s += time.monotonic() - t0
         finding.confirmed = outcome.reproduced
         if outcome.harness_error:
             # not a verdict on the bug: the script never got to it (say, a user's pass
@@ -259,20 +288,6 @@ class Reduction:
             finding.extra["unconfirmed_reason"] = f"the reproducer alone did not fail alike ({outcome.observed})"
         files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}"
         return ("findings" if outcome.reproduced else "unconfirmed"), (outcome.output or finding.detail)
-
-    def save(self, folder: str, finding: Finding, files: dict):
-        c = self.c
-        with c.lock:
-            table = c.tables[folder]
-            name = f"{len(table) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
-            finding.path = str(c.out / folder / name)
-            files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
-            save_folder(c.out / folder, name, files)
-            table[finding.signature] = finding
-            if folder == "unconfirmed":
-                c.counters.unconfirmed += 1
-            why = f"\n    {finding.extra['unconfirmed_reason']}" if folder == "unconfirmed" else ""
-            c.say(f"{LABELS[folder]} {name}: {finding.message[:200]}{why}\n    -> {finding.path}/repro.py")
 
     # --- checks on the lent worker ----------------------------------------------------------
 
@@ -284,7 +299,7 @@ class Reduction:
             answer = self.worker.run_one(case.request, self.s.timeout_s)
         except WorkerError:
             return None
-        return self.c.classify(case, answer).finding
+        return self.host.classify(case, answer).finding
 
     def fails_alike(self, case, signature: str) -> bool:
         """Does the case fail the same way? Crashes must keep their signature; a wrong result
@@ -305,13 +320,13 @@ class Reduction:
             answer = self.worker.run_one(case.request, self.s.timeout_s)
         except WorkerError:
             return
-        found = self.c.classify(case, answer).finding
+        found = self.host.classify(case, answer).finding
         if found is not None and found.kind == finding.kind and found.oracle == finding.oracle:
             finding.message, finding.detail = found.message, found.detail
 
     def variant(self, case, graph=None, configs=None, lowering=None):
         """The case with another graph, configurations or lowering; the same inputs' seed."""
-        return self.c.make_case(case.index, graph or case.graph,
+        return self.host.make_case(case.index, graph or case.graph,
                                 configs=configs if configs is not None else case.configs,
                                 lowering=lowering if lowering is not None else case.lowering)
 
@@ -331,15 +346,15 @@ class Reduction:
         # --no-reduce; a crash is keyed on its message, and its sequence is left as found
         minimise = self.s.reduce or finding.kind == "wrong-result"
         baseline = case.configs[0]
-        if config["passes"] and finding.oracle == "pass-order" and self.fails_without_passes(case, finding, config):
+        if config["passes"] and finding.oracle == Oracle.PASS_ORDER and self.fails_without_passes(case, finding, config):
             config["passes"] = []
-        if config["passes"] and finding.oracle == "pass-order" and minimise:
+        if config["passes"] and finding.oracle == Oracle.PASS_ORDER and minimise:
 
             def fails(seq):
                 return self.fails_alike(self.variant(case, configs=[baseline, {**config, "passes": seq}]),
                                         finding.signature)
-            config["passes"] = minimise_sequence(config["passes"], fails, self.c.catalog)
-        configs = [case.configs[0], config] if finding.oracle in ("pass-order", "executor", "mutation") else [config]
+            config["passes"] = minimise_sequence(config["passes"], fails, self.host.catalog)
+        configs = [case.configs[0], config] if finding.oracle in AGAINST_BASELINE else [config]
         return self.variant(case, configs=configs)
 
     def fails_without_passes(self, case, finding: Finding, config: dict) -> bool:
@@ -388,7 +403,7 @@ class Reduction:
     def module_script(self, case, config: dict):
         """TVMScript of the module the failing configuration built, when it is more than the
         plain lowering of the graph (functions, features, a mutant); None otherwise."""
-        if not case.lowering and self.c.info.writes_plain_modules:
+        if not case.lowering and self.host.info.writes_plain_modules:
             return None
         request = {"kind": "render", "graph": case.graph.to_json(), "calls": case.request["calls"],
                    "module": config.get("module", 0), "plain": bool(config.get("plain")),
@@ -408,9 +423,9 @@ class Reduction:
             expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
                          0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in case.expected]
         config = case.configs[-1]  # the failing one: isolate_config put it last
-        render_reproducer = importlib.import_module(self.c.info.reproducer).render_reproducer
-        repro = render_reproducer(case.graph, self.c.specs, finding, config, case.inputs,
-                                  run=case.runnable, expected=expected, tvm_version=self.c.pool.tvm_version,
+        render_reproducer = importlib.import_module(self.host.info.reproducer).render_reproducer
+        repro = render_reproducer(case.graph, self.host.specs, finding, config, case.inputs,
+                                  run=case.runnable, expected=expected, tvm_version=self.host.tvm_version(),
                                   violation_plan=case.disruption["plan"] if case.disruption else None,
                                   module_script=self.module_script(case, config))
         case_json = {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),

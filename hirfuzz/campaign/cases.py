@@ -1,0 +1,192 @@
+"""A campaign's test cases: what a case is, and how each is made from the seed.
+
+`CaseMaker` holds what making a case needs: the settings, the op specs, what the
+coordinator knows of the dialect, the pass catalog, and the generation state a checkpoint
+saves (coverage, the graph stream, generation statistics). A case is its graph plus
+everything drawn for it from its own named random streams (`Stream`): its inputs, its
+lowering plan and mutation seed, and its configurations, so a seed fixes every case
+whatever the number of workers, and a case can be made again from its graph alone
+(resuming, reducing).
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ..core.calls import call_records
+from ..core.coverage import Coverage
+from ..core.generate import GenStats, Rejected, generate_graph
+from ..core.graph import Graph
+from ..core.inputs import choose_inputs
+from ..core.passes import draw_sequence
+from ..core.plan import Knobs, plan_lowering
+from ..core.violations import draw_inputs as draw_violation_inputs, generate_violation, violation_plan
+from ..errors import HirfuzzError
+from ..protocol import encode_array, make_config
+
+if TYPE_CHECKING:
+    from .coordinator import Settings
+
+
+@dataclass
+class Case:
+    index: int
+    graph: Graph
+    inputs: list[np.ndarray]
+    runnable: bool            # False: an input may trap (integer division by zero)
+    expected: list            # TensorFacts per result of main
+    gen_ms: float
+    out_of_domain: str = ""   # the first domain violation, whose results are not compared
+    disruption: dict | None = None  # disruptive mode: the violation and its plan
+    configs: list = field(default_factory=list)  # the first is the baseline
+    lowering: dict = field(default_factory=dict)  # {"plan": LoweringPlan JSON, "mutation": {...}}
+    request: dict = field(default_factory=dict)
+
+
+class Stream(IntEnum):
+    """A case's random streams besides the campaign's graph stream (values fixed: a seed
+    must give the same campaign across versions)."""
+    INPUTS = 0      # input values (the key is [seed, index], for older campaigns' sake)
+    CONFIGS = 2     # the pass sequence and opt level drawn for the case
+    PLAN = 3        # the lowering plan: functions, closures, IR features
+    MUTATION = 4    # the mutators a worker applies
+
+
+class CaseMaker:
+    """Makes case `index` of a campaign: generated anew, or again from a graph kept on disk."""
+
+    def __init__(self, settings: "Settings", specs, info, catalog):
+        self.s = settings
+        self.specs = specs
+        self.info = info          # the dialect as the coordinator knows it (dialects.DialectInfo)
+        self.catalog = catalog    # the pass catalog sequences are drawn from
+        self.violable = self.violable_ops() if settings.mode == "disruptive" else []
+        # the generation state a checkpoint saves (see restore)
+        self.coverage = Coverage()
+        self.gen_rng = np.random.default_rng(settings.seed)
+        self.gen_stats = GenStats()
+
+    def restore(self, state: dict):
+        """Go on from a checkpoint: its coverage, graph stream and generation statistics."""
+        self.coverage = Coverage.from_json(state.get("coverage", {}))
+        self.gen_rng.bit_generator.state = state["rng"]
+        self.gen_stats = GenStats(**state.get("gen_stats", {}))
+
+    def make_case(self, index: int, graph: Graph | None = None, disruption: dict | None = None,
+                  configs: list | None = None, lowering: dict | None = None) -> Case:
+        if self.s.mode == "disruptive":
+            return self.make_disruptive_case(index, graph, disruption)
+        t0 = time.perf_counter()
+        if graph is None:
+            graph = generate_graph(self.specs, self.gen_rng, self.s.ops, self.coverage, guided=self.s.guided,
+                                   ops=self.s.only_ops, dtypes=self.s.dtypes, stats=self.gen_stats)
+        gen_ms = (time.perf_counter() - t0) * 1000
+        # inputs have their own stream per case, so the graphs depend on the seed alone
+        chosen = choose_inputs(graph, self.specs, self.case_rng(index, Stream.INPUTS))
+        inputs = [chosen.values[n.id] for n in graph.variables]
+        expected = [chosen.facts[r] for r in graph.results()]
+        lowering = lowering if lowering is not None else self.case_lowering(graph, index)
+        case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason,
+                    configs=configs if configs is not None else self.case_configs(index, lowering),
+                    lowering=lowering)
+        case.request = {"case": index, "graph": graph.to_json(), "calls": call_records(graph, self.specs),
+                        "configs": case.configs,
+                        "run": chosen.runnable, "inputs": [encode_array(a) for a in inputs], **lowering}
+        _plant(case.request, index)
+        return case
+
+    def case_rng(self, index: int, stream: "Stream") -> np.random.Generator:
+        """Case `index`'s own random stream for one purpose: what one purpose draws never
+        shifts another's (or the graph stream's), so a change to, say, pass drawing leaves
+        a seed's graphs and inputs as they were."""
+        key = [self.s.seed, index] if stream is Stream.INPUTS else [self.s.seed, index, int(stream)]
+        return np.random.default_rng(key)
+
+    def case_lowering(self, graph: Graph, index: int) -> dict:
+        """How the case is lowered (a plan of functions and features) and mutated (a seed)."""
+        lowering = {}
+        if self.s.features:
+            plan = plan_lowering(graph, self.case_rng(index, Stream.PLAN), Knobs(**self.info.plan_knobs))
+            lowering["plan"] = plan.to_json()
+        if self.s.mutations and self.info.mutators:
+            lowering["mutation"] = {"seed": [self.s.seed, index, int(Stream.MUTATION)], "count": self.s.mutations}
+        return lowering
+
+    def case_configs(self, index: int, lowering: dict | None = None) -> list[dict]:
+        """Baseline first (the VM on the first target), then a pass sequence, then the mutant,
+        then the other executors and targets: the matrix one case goes through."""
+        rng = self.case_rng(index, Stream.CONFIGS)
+        base = self.info.baseline
+        configs = [self.config(base, self.s.targets[0])]
+        seq = self.s.pass_seq
+        if seq is None and self.s.pass_fuzz:
+            seq = draw_sequence(self.catalog, rng)
+        if seq:
+            levels = self.info.pass_opt_levels
+            configs.append(self.config(base, self.s.targets[0], passes=seq,
+                                       opt_level=levels[int(rng.integers(len(levels)))]))
+        if lowering and lowering.get("mutation"):
+            configs.append({**self.config(base, self.s.targets[0]), "module": 1})
+        configs += [self.config(e, self.s.targets[0]) for e in self.s.executors if e != base]
+        configs += [self.config(base, t) for t in self.s.targets[1:]]
+        return configs
+
+    def config(self, executor: str, target: str, **kw) -> dict:
+        return make_config(executor, target, dialect=self.s.dialect, **kw)
+
+    def make_disruptive_case(self, index: int, graph: Graph | None, disruption: dict | None) -> Case:
+        """A valid graph (none for even cases: single-node, as HIRGen did) plus one violation."""
+        t0 = time.perf_counter()
+        if graph is None:
+            n_ops = 1 if index % 2 == 0 else self.s.ops
+            while True:
+                try:
+                    graph, violation = generate_violation(self.specs, self.gen_rng, n_ops,
+                                                          self.coverage.sets["violation"], self.s.guided,
+                                                          self.violable)
+                    break
+                except Rejected:
+                    continue
+            disruption = {"violation": violation.to_json(), "plan": violation_plan(violation, graph, self.specs)}
+        inputs = draw_violation_inputs(graph, disruption["violation"], self.case_rng(index, Stream.INPUTS))
+        gen_ms = (time.perf_counter() - t0) * 1000
+        case = Case(index, graph, inputs, True, [], gen_ms, disruption=disruption,
+                    configs=[self.config(self.info.baseline, self.s.targets[0])])
+        case.request = {"case": index, "graph": graph.to_json(), "calls": call_records(graph, self.specs),
+                        "configs": case.configs, "run": True,
+                        "violation": disruption["plan"], "inputs": [encode_array(a) for a in inputs]}
+        _plant(case.request, index)
+        return case
+
+    def violable_ops(self) -> list[str]:
+        """The ops a violation may target: not the dialect's composites, whose reproducer
+        would need hirfuzz to rebuild them."""
+        names = self.s.only_ops or self.specs.names()
+        prefix = self.info.composite_prefix
+        ops = [n for n in names if not (prefix and self.specs.ops[n].dialect_op.startswith(prefix))]
+        if not ops:
+            raise HirfuzzError(f"disruptive mode: every selected op is a composite of several {self.s.dialect} "
+                               f"ops ({', '.join(names)}); select at least one the dialect has as one op")
+        return ops
+
+
+def _plant(request: dict, index: int):
+    """Test-only crashes, so tests can kill workers without a TVM bug:
+
+    HIRFUZZ_TEST_CRASH="3:segfault,5:hang" makes cases 3 and 5 kill their worker (segfault,
+    abort, hang or oom); HIRFUZZ_TEST_CRASH_EDGE="abs>exp" aborts every case, reduction
+    runs included, whose graph feeds an abs straight into an exp.
+    """
+    for item in filter(None, os.environ.get("HIRFUZZ_TEST_CRASH", "").split(",")):
+        at, how = item.split(":")
+        if int(at) == index:
+            request.update({"kind": "test-crash", "how": how})
+    edge = os.environ.get("HIRFUZZ_TEST_CRASH_EDGE")
+    if edge:
+        request["crash_if_edge"] = edge.split(">")
+

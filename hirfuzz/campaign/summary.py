@@ -1,0 +1,116 @@
+"""summary.json, and the lines a campaign ends with on screen.
+
+`summary` reads a campaign's settings, counters, pool, coverage and findings tables; its
+keys are an interface (README, tests, benchmarks) and keep their order.
+"""
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict
+from typing import TYPE_CHECKING
+
+from .. import __version__
+from ..core.finding import Finding
+from ..core.violations import CLASSES
+
+if TYPE_CHECKING:
+    from .coordinator import Campaign
+
+
+def summary(campaign: "Campaign") -> dict:
+    c, s, pool = campaign.counters, campaign.s, campaign.pool
+    with campaign.lock:
+        tables = {name: [finding_row(f) for f in table.values()] for name, table in campaign.tables.items()}
+        pending = [finding_row(job.finding) for job in campaign.reductions.pending.values()]
+    return {
+        "hirfuzz": __version__, "tvm": pool.tvm_version, "dialect": s.dialect, "mode": s.mode,
+        "seed": s.seed, "targets": s.targets, "executors": s.executors, "ops_per_graph": s.ops,
+        "coverage_guided": s.guided, "jobs": s.jobs, "resumed": campaign.resumed,
+        "cases": c.cases, "valid": c.valid, "built": c.built, "ran": c.ran, "compared": c.compared,
+        "not_run": c.not_run, "skipped_by_design": dict(sorted(c.skipped.items())),
+        **_times(campaign),
+        "coverage": campaign.coverage.counts(),
+        "generation": asdict(campaign.maker.gen_stats),
+        "findings": tables["findings"],
+        "finding_hits": c.findings_hits,
+        "pending": pending,
+        "unconfirmed": tables["unconfirmed"],
+        "spec_disagreements": tables["spec-disagreements"],
+        "disruptive": _disruptive_summary(campaign) if s.mode == "disruptive" else None,
+        "ir_features": dict(sorted(campaign.ir_features.items())),
+        "mutators": dict(sorted(campaign.mutators_used.items())),
+        "hirfuzz_bugs": [finding_row(f) for f in campaign.own_bugs.values()],
+    }
+
+
+def _times(campaign: "Campaign") -> dict:
+    """Where the time went, and the workers' figures."""
+    c, pool = campaign.counters, campaign.pool
+    elapsed = campaign.elapsed()
+    # the workers' capacity is --jobs times the wall time; TVM's part of it is building
+    # and running cases, starting workers (importing TVM, all at once at first),
+    # reducing and re-running reproducers. The rest, hirfuzz's own share, includes any
+    # time a worker waited for work.
+    in_tvm = c.tvm_s + pool.startup_worker_s + c.verify_s + c.reduce_s
+    capacity = len(pool.workers) * elapsed
+    return {
+        "elapsed_s": round(elapsed, 3),
+        "time_in_tvm_s": round(in_tvm, 3), "time_building_running_s": round(c.tvm_s, 3),
+        "time_starting_workers_s": round(pool.startup_s, 3),
+        "time_verifying_reproducers_s": round(c.verify_s, 3), "time_reducing_s": round(c.reduce_s, 3),
+        "generation_s": round(c.gen_s, 3),
+        "overhead_share": round(max(0.0, 1 - in_tvm / capacity), 4) if capacity > 0 else 0.0,
+        "worker_busy_share": round(pool.busy_s / (len(pool.workers) * max(1e-9, time.monotonic() - campaign.started)), 4),
+        "worker_restarts": pool.restarts, "worker_recycles": pool.recycles,
+        "worker_max_rss_mb": round(c.max_rss_kb / 1024, 1),
+    }
+
+
+def _disruptive_summary(campaign: "Campaign") -> dict:
+    """Disruptive mode's outcomes by class and by the stage that judged them."""
+    by_class = campaign.disruptive
+    classes = {cls: sum(by_class.get(cls, {}).values()) for cls in CLASSES}
+    stages: dict[str, int] = {}
+    for table in by_class.values():
+        for stage, n in table.items():
+            stages[stage] = stages.get(stage, 0) + n
+    return {"classes": classes, "by_class_and_stage": by_class, "by_stage": stages,
+            "violation_coverage": len(campaign.coverage.sets["violation"])}
+
+
+def finding_row(f: Finding) -> dict:
+    return {"signature": f.signature, "kind": f.kind, "oracle": f.oracle, "stage": f.stage,
+            "path": f.path, "hits": f.hits, "message": f.message, "ops": f.extra.get("ops"),
+            "reduced_from": f.extra.get("reduced_from"), "reason": f.extra.get("unconfirmed_reason")}
+
+
+def format_summary(data: dict, out: str) -> str:
+    cov = data["coverage"]
+    d = data.get("disruptive")
+    what = (", ".join(f"{n} {c}" for c, n in d["classes"].items()) + f"; violation coverage {d['violation_coverage']}"
+            if d else f"{data['valid']} well-formed, {data['built']} built, {data['compared']} compared with the reference")
+    lines = [
+        f"hirfuzz {data['mode']}: {data['cases']} cases in {data['elapsed_s']:.1f}s ({what})",
+        f"coverage: op-dtype {cov['op_dtype']}, op-shape {cov['op_shape']}, op-edge {cov['op_edge']}, "
+        f"op-path {cov['op_path']}",
+        f"time in TVM {data['time_in_tvm_s']:.1f}s over {data['jobs']} worker(s); hirfuzz's own share of "
+        f"wall time {100 * data['overhead_share']:.1f}%",
+        f"findings: {len(data['findings'])} distinct ({data['finding_hits']} hits)",
+    ]
+    for f in data["findings"]:
+        size = f" [{f['reduced_from']} -> {f['ops']} ops]" if f.get("reduced_from") else ""
+        lines.append(f"  [{f['kind']}] x{f['hits']}{size} {f['message'][:150]}")
+        lines.append(f"      {f['path']}/repro.py")
+    if data["pending"]:
+        lines.append(f"pending (found, not reduced and checked yet; finished on resume): {len(data['pending'])}, "
+                     f"see {out}/pending/")
+    if data["unconfirmed"]:
+        lines.append(f"unconfirmed (hirfuzz's problem, not TVM's): {len(data['unconfirmed'])}")
+        for f in data["unconfirmed"]:
+            lines.append(f"  {f['message'][:100]}\n      {f.get('reason') or ''}\n      {f['path']}")
+    if data["spec_disagreements"]:
+        lines.append(f"spec disagreements (TVM rejected a program the specs call valid): "
+                     f"{len(data['spec_disagreements'])}, see {out}/spec-disagreements/")
+    lines.append(f"report: {os.path.join(out, 'report.md')}")
+    return "\n".join(lines)
