@@ -21,6 +21,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _dialects(text: str) -> list[str]:
+    from .core.spec import DIALECTS
+    names = _names(text)
+    unknown = [n for n in names if n not in DIALECTS]
+    if unknown:
+        raise argparse.ArgumentTypeError(f"unknown IR {', '.join(unknown)}; known: {', '.join(DIALECTS)}")
+    if len(names) > 2 or len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError("name one IR, or two different ones for the cross-IR oracle (relay,relax)")
+    return names
+
+
 def _positive_float(text: str) -> float:
     try:
         value = float(text)
@@ -45,9 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "(TVM 0.19), after HIRGen.")
     p.add_argument("--mode", choices=["strict", "disruptive"], default="strict",
                    help="strict: every graph valid (default); disruptive: break constraints on purpose")
-    p.add_argument("--ir", choices=["relax", "relay"], default="relax", dest="dialect",
-                   help="the IR to fuzz: relax (default, the TVM beside hirfuzz) or relay (TVM 0.19: give "
-                        "--tvm-python the interpreter holding it)")
+    p.add_argument("--ir", type=_dialects, default=["relax"], dest="dialects", metavar="IR[,IR]",
+                   help="the IR to fuzz: relax (default, the TVM beside hirfuzz), relay (TVM 0.19, in the "
+                        "environment `python -m hirfuzz setup relay` makes), or relay,relax: the cross-IR "
+                        "oracle, each graph lowered to both and run in both TVMs, compared with each other "
+                        "and the reference (the first IR gets the pass sequences, mutants and --executors)")
     p.add_argument("--seed", type=int, default=0, help="random seed; same seed and settings give the same graphs")
     p.add_argument("--iterations", type=_positive_int, metavar="N", help="stop after N cases")
     p.add_argument("--time", type=_positive_float, metavar="SECONDS", dest="time_s",
@@ -134,10 +147,26 @@ def _tvm_interpreter(value: str | None) -> tuple[str | None, dict]:
     return _check_python(python), env
 
 
+def _check_cross(args):
+    """What a cross-IR campaign cannot do, said before anything starts."""
+    if args.mode == "disruptive":
+        raise HirfuzzError("--ir relay,relax: disruptive mode breaks one IR's rules on purpose; "
+                           "run it on one IR at a time")
+    if args.tvm_python:
+        raise HirfuzzError("--tvm-python names one interpreter, and --ir relay,relax runs two: each IR runs in "
+                           "its own environment (relay: the one `python -m hirfuzz setup relay` made, relax: "
+                           "the Python running hirfuzz)")
+
+
 def run(argv=None) -> int:
     args = build_parser().parse_args(argv)
+    args.dialect, cross = args.dialects[0], (args.dialects[1:] or [None])[0]
+    if cross:
+        _check_cross(args)
     from .core.spec import ALL_DTYPES, load_specs
     specs = load_specs(args.specs, dialect=args.dialect)
+    if cross:
+        specs = specs.shared_with(load_specs(args.specs, dialect=cross))
     if args.list_ops:
         print("\n".join(specs.names()))
         return 0
@@ -166,6 +195,7 @@ def run(argv=None) -> int:
             raise HirfuzzError("--dtypes: no selected op accepts any of these data types")
     targets = _check_targets(args.target)
     tvm_python, tvm_env = _tvm_interpreter(args.tvm_python or info.environment)
+    cross_python, cross_env = _tvm_interpreter(dialect_info(cross).environment) if cross else (None, {})
 
     from .campaign.coordinator import Campaign, Settings, format_summary
     settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,
@@ -177,7 +207,8 @@ def run(argv=None) -> int:
                         dialect=args.dialect, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
                         pass_files=[str(Path(f).resolve()) for f in args.passes],
                         features=not args.no_features, mutations=max(0, args.mutations),
-                        tvm_python=tvm_python, tvm_env=tvm_env)
+                        tvm_python=tvm_python, tvm_env=tvm_env,
+                        cross_dialect=cross, cross_python=cross_python, cross_env=cross_env)
     campaign = Campaign(settings, specs, progress=not args.no_progress)
     data = campaign.run()
     print(format_summary(data, args.out))

@@ -46,6 +46,7 @@ class Case:
     configs: list = field(default_factory=list)  # the first is the baseline
     lowering: dict = field(default_factory=dict)  # {"plan": LoweringPlan JSON, "mutation": {...}}
     request: dict = field(default_factory=dict)
+    cross: "Case | None" = None  # a cross-IR campaign's half of it in the second IR (campaign.cross)
 
 
 class Stream(IntEnum):

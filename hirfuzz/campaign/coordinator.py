@@ -14,7 +14,7 @@ import json
 import signal
 import threading
 import time
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 from ..core.finding import Finding, normalize_message, short_id
@@ -24,11 +24,12 @@ from ..core.plan import LoweringPlan
 from ..dialects import dialect_info
 from ..errors import HirfuzzError
 from .cases import Case, CaseMaker
+from .cross import compare_sides, ir_label, open_cross_side, settle
 from .judge import Judge, Oracle, Outcome, Status
 from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
 from .reducer import PENDING, ReductionHost, Reductions
 from .report import campaign_report
-from .sandbox import Pool, WorkerError
+from .sandbox import Interpreter, Pool, Worker, WorkerError
 from .summary import format_summary, summary
 from .triage import finding_files
 
@@ -71,6 +72,9 @@ class Settings:
     dialect: str = "relax"                 # the IR fuzzed (--ir)
     tvm_python: str | None = None          # the interpreter holding the TVM under test (None: this one)
     tvm_env: dict = field(default_factory=dict)  # what it needs in its environment
+    cross_dialect: str | None = None       # the cross-IR oracle's second IR (--ir relay,relax)
+    cross_python: str | None = None        # the interpreter holding its TVM (None: this one)
+    cross_env: dict = field(default_factory=dict)
 
 
 @dataclass
@@ -92,6 +96,7 @@ class Counters:
     max_rss_kb: int = 0
     hirfuzz_bugs: int = 0
     skipped: dict = field(default_factory=dict)  # executor -> configurations it cannot take by design
+    cross: dict = field(default_factory=dict)    # the second IR's statuses, and reference suspects
 
     @staticmethod
     def restore(d: dict) -> "Counters":
@@ -133,11 +138,17 @@ class Campaign:
         for folder, table in self.tables.items():
             for d in self.out.saved_findings(folder):
                 table[d["signature"]] = Finding(**d)
-        self.reductions = Reductions(self._reduction_host())  # after _restore: it replaces the counters
+        self.cross = None if settings.cross_dialect is None else open_cross_side(
+            settings, specs, lambda: self.pool.installation_of(settings.cross_dialect).get("tvm"))
+        # after _restore: it replaces the counters
+        self.reductions = Reductions(self._reduction_host(), self.cross and self._cross_reduction_host())
         self.reductions.restore({sig for table in self.tables.values() for sig in table})
         self.pool = Pool(settings.jobs, self.out / "workers", settings.max_memory_mb,
-                         settings.recycle_after, settings.tvm_python, settings.tvm_env, settings.dialect)
+                         settings.recycle_after, settings.tvm_python, settings.tvm_env, settings.dialect,
+                         cross=self.cross and Interpreter(settings.cross_dialect, settings.cross_python,
+                                                          settings.cross_env))
         self.in_flight: dict[int, Case] = {}
+        self.answers: dict[int, dict[str, object]] = {}  # case -> its answers so far, by IR
         self.started = time.monotonic()
         self.last_checkpoint = self.last_summary = 0.0
         self.stopping = False
@@ -153,6 +164,18 @@ class Campaign:
             lock=self.lock, counters=self.counters, make_case=self.maker.make_case,
             classify=self.judging.classify, tvm_version=lambda: self.pool.tvm_version, say=self.say,
             rename_finding=self.rename_finding, file_finding=self.file_finding)
+
+    def _cross_reduction_host(self) -> ReductionHost:
+        """The second IR's findings are finished in its own TVM, with its own cases."""
+        side = self.cross
+        return replace(self._reduction_host(), settings=side.settings, specs=side.specs, info=side.info,
+                       catalog=side.maker.catalog, make_case=side.maker.make_case, classify=side.judge.classify,
+                       tvm_version=lambda: self.pool.installation_of(side.info.name).get("tvm"))
+
+    def labels(self) -> tuple[str, str]:
+        """How messages name the two IRs of a cross-IR campaign, with their TVMs."""
+        return (ir_label(self.s.dialect, self.pool.tvm_version),
+                ir_label(self.s.cross_dialect, self.pool.installation_of(self.s.cross_dialect).get("tvm")))
 
     # --- resuming -------------------------------------------------------------------------
 
@@ -189,13 +212,18 @@ class Campaign:
 
     def next_case(self) -> Case | None:
         if self.queue:
-            return self.queue.pop(0)
+            return self.with_cross_half(self.queue.pop(0))
         if self.stopping or self.out_of_budget():
             return None
         t0 = time.perf_counter()
-        case = self.maker.make_case(self.next_index)
+        case = self.with_cross_half(self.maker.make_case(self.next_index))
         self.counters.gen_s += time.perf_counter() - t0
         self.next_index += 1
+        return case
+
+    def with_cross_half(self, case: Case) -> Case:
+        if self.cross is not None:
+            case.cross = self.cross.half(case)
         return case
 
     def out_of_budget(self) -> bool:
@@ -239,36 +267,55 @@ class Campaign:
     def check_installation(self):
         """The workers' TVM can build for every target asked for, and is the TVM this
         campaign ran under before (a resume under another TVM would mix two compilers)."""
-        hello = self.pool.installation
+        installation = self._check_targets(self.pool.installation, self.s.targets)
+        if self.cross is not None:
+            hello = self.pool.installation_of(self.s.cross_dialect)
+            installation["cross"] = self._check_targets(hello, self.cross.settings.targets)
+        self.out.record_installation(installation)
+
+    @staticmethod
+    def _check_targets(hello: dict, targets: list[str]) -> dict:
         where = f"{hello.get('python')} (TVM {hello.get('tvm')})"
-        kinds = {t.split()[0].split("-")[0] for t in self.s.targets}
+        kinds = {t.split()[0].split("-")[0] for t in targets}
         missing = sorted(kinds - set(hello.get("targets", [])))
         if missing:
             raise HirfuzzError(f"{where} cannot build for {', '.join(missing)}: that TVM was built without it")
-        self.out.record_installation({k: hello.get(k) for k in ("python", "tvm", "targets")})
+        return {k: hello.get(k) for k in ("python", "tvm", "targets")}
 
     def step(self) -> bool:
         """Lend workers to reductions, hand out cases, judge answers; False once all is done."""
         fuzzing = not self.stopping and (bool(self.queue) or not self.out_of_budget())
         # reductions borrow idle workers: some while fuzzing goes on, all once it is over
         self.reductions.lend(self.pool, max(1, self.s.jobs // 2) if fuzzing else self.s.jobs)
-        for worker in self.pool.idle():
+        while (workers := self.idle_workers()) is not None:
             case = self.next_case()
             if case is None:
                 break
             self.in_flight[case.index] = case
-            worker.submit(case, case.request, self.s.timeout_s)
+            for worker, half in zip(workers, [case, case.cross]):
+                worker.submit(case, half.request, self.s.timeout_s)
         if not self.pool.in_flight():
             if not self.reductions.active() and (self.stopping or not self.reductions.queue):
                 return False
             self.reductions.wait(1.0)
             return True
         # a reduction that ends frees a worker: look again soon
-        for _worker, case, answer in self.pool.wait(0.25 if self.reductions.active() else 1.0):
+        for worker, case, answer in self.pool.wait(0.25 if self.reductions.active() else 1.0):
+            answers = self.answers.setdefault(case.index, {})
+            answers[worker.dialect] = answer
+            if len(answers) < (1 if self.cross is None else 2):
+                continue  # the other IR's half is still running
+            del self.answers[case.index]
             self.in_flight.pop(case.index, None)
-            self.judge(case, answer)
+            self.judge(case, answers[self.s.dialect], answers.get(self.s.cross_dialect))
             self._tick()
         return True
+
+    def idle_workers(self) -> list[Worker] | None:
+        """An idle worker for each IR of the campaign (a case runs in all at once), or None."""
+        dialects = [self.s.dialect] + ([self.s.cross_dialect] if self.cross is not None else [])
+        workers = [next(iter(self.pool.idle(d)), None) for d in dialects]
+        return None if None in workers else workers
 
     def _catch_sigint(self):
         """First Ctrl-C: finish the cases in flight; second: stop at once."""
@@ -287,11 +334,14 @@ class Campaign:
 
     # --- judging answers ------------------------------------------------------------------
 
-    def judge(self, case: Case, answer):
-        """Count what the oracles make of a case's answer, record its finding, and log it."""
+    def judge(self, case: Case, answer, half_answer=None):
+        """Count what the oracles make of a case's answer (and of its second IR's, in a
+        cross-IR campaign), record its findings, and log it."""
         if isinstance(answer, dict):
             self._count_features(case, answer)
         outcome = self.judging.classify(case, answer)
+        if case.cross is not None:
+            outcome = self.judge_cross(case, answer, half_answer, outcome)
         self.counters.cases += 1
         if isinstance(answer, dict):
             self._count_worker_figures(case, answer)
@@ -306,6 +356,23 @@ class Campaign:
                 "gen_ms": round(case.gen_ms, 3), "findings": len(self.findings),
                 "pending": len(self.reductions.pending),
                 "out_of_domain": case.out_of_domain or None, "coverage": self.coverage.counts()}) + "\n")
+
+    def judge_cross(self, case: Case, answer, half_answer, outcome: Outcome) -> Outcome:
+        """The second IR's half judged, both compared (see `cross`); its finding recorded.
+        Returns the first IR's outcome as the comparison settles it."""
+        half_outcome = self.cross.judge.classify(case.cross, half_answer)
+        labels = self.labels()
+        verdict = compare_sides(case, answer, half_answer, labels)
+        outcome, half_outcome = settle(outcome, half_outcome, verdict, labels)
+        tally = self.counters.cross
+        tally[half_outcome.status_text] = tally.get(half_outcome.status_text, 0) + 1
+        if verdict is not None and verdict.suspect is not None:
+            tally["reference-suspect"] = tally.get("reference-suspect", 0) + 1
+        if isinstance(half_answer, dict):
+            self.counters.tvm_s += sum(sum(r.get("timings", {}).values())
+                                       for r in [half_answer] + half_answer.get("others", []))
+        self._record_outcome(case.cross, half_answer, half_outcome)
+        return outcome
 
     def _count_worker_figures(self, case: Case, answer: dict):
         """Time in TVM, memory, and the configurations an executor skipped by design."""
@@ -423,7 +490,7 @@ class Campaign:
 
     def rewrite_finding_json(self, finding: Finding):
         folder = Path(finding.path)
-        if folder.is_dir():
+        if finding.path and folder.is_dir():  # Path("") is the working directory
             write_atomic(folder / "finding.json", json.dumps(finding.to_json(), indent=2) + "\n")
 
     # --- reporting ------------------------------------------------------------------------

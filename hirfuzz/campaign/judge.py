@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
+from typing import Callable
 
 from ..core.finding import Finding, crash_signature, death_signature, error_line
 from ..core.oracle import compare_results
@@ -46,6 +47,7 @@ class Oracle(str, Enum):
     EXECUTOR = "executor"      # another executor or target
     MUTATION = "mutation"      # the mutant, built as the baseline
     DISRUPTIVE = "disruptive"  # what TVM did with a program broken on purpose
+    CROSS_IR = "cross-ir"      # a cross-IR campaign's second IR, in its own TVM (campaign.cross)
 
 
 # the oracles that judge a configuration against the baseline's run: a reproducer of
@@ -53,12 +55,10 @@ class Oracle(str, Enum):
 AGAINST_BASELINE = (Oracle.PASS_ORDER, Oracle.EXECUTOR, Oracle.MUTATION)
 
 
-def oracle_of(config: dict, baseline: bool = False) -> Oracle:
-    """The oracle that judges a configuration's results: the baseline's are checked
-    against the reference; another configuration is judged by what sets it apart from
-    the baseline (a mutant, a pass sequence, or another executor or target)."""
-    if baseline:
-        return Oracle.REFERENCE
+def oracle_of(config: dict) -> Oracle:
+    """The oracle that judges a configuration other than the baseline (whose results are
+    checked against the reference: `Judge.baseline`): what sets it apart from the baseline
+    (a mutant, a pass sequence, or another executor or target)."""
     if config.get("module"):
         return Oracle.MUTATION
     return Oracle.PASS_ORDER if config["passes"] else Oracle.EXECUTOR
@@ -79,13 +79,22 @@ class Outcome:
 
 
 class Judge:
-    """The oracles, applied to one answer at a time."""
+    """The oracles, applied to one answer at a time.
 
-    def __init__(self, specs, mutators: dict[int, list[str]]):
+    A cross-IR campaign's second IR is judged by a Judge whose `baseline` oracle is
+    CROSS_IR: its crashes and wrong results are that oracle's (their signatures say so, apart
+    from the first IR's), and its messages name the IR and TVM (`label`).
+    """
+
+    def __init__(self, specs, mutators: dict[int, list[str]], baseline: Oracle = Oracle.REFERENCE,
+                 label: Callable[[], str] = lambda: ""):
         self.specs = specs
         # case -> the mutators its mutant went through, as the campaign recorded them from
         # its answer (a mutant's wrong result is keyed on them); read here, never written
         self._mutators = mutators
+        self.baseline = baseline
+        self.crash_oracle = Oracle.CRASH if baseline is Oracle.REFERENCE else baseline
+        self.label = label  # "Relax on TVM 0.27.0": known once the workers have said so
 
     def classify(self, case: Case, answer) -> Outcome:
         """What an answer means; no side effects, so the reducer can use it too."""
@@ -93,18 +102,19 @@ class Judge:
             return self.classify_disruptive(case, answer)
         if isinstance(answer, Death):
             kind = "hang" if answer.reason == "timeout" else "crash"
-            finding = Finding(kind=kind, oracle=Oracle.CRASH.value, stage="worker",
-                              signature=death_signature(answer.reason, answer.signal),
+            finding = Finding(kind=kind, oracle=self.crash_oracle.value, stage="worker",
+                              signature=self._prefix(self.crash_oracle) + death_signature(answer.reason,
+                                                                                          answer.signal),
                               message=answer.describe(), detail=answer.log_tail, case=case.index,
                               extra={"signal": answer.signal or answer.reason, "config": case.configs[0]})
             return Outcome(Status(answer.reason), finding=finding, log=answer.log_tail)
         if answer["status"] == "error" and answer["stage"] in ("lower", "well_formed"):
             # TVM refused a program the specs call valid: a spec to fix (or a type inference
             # bug to look at by hand), never reported as a TVM crash
-            outcome = self._judge_config(case, answer, case.configs[0], Oracle.CRASH)
+            outcome = self._judge_config(case, answer, case.configs[0], self.crash_oracle)
             outcome.finding.kind = "spec-disagreement"
             return outcome
-        base = self._judge_config(case, answer, case.configs[0], oracle_of(case.configs[0], baseline=True))
+        base = self._judge_config(case, answer, case.configs[0], self.baseline)
         if base.finding is not None or answer["status"] == "error":
             return base
         for config, other in zip(case.configs[1:], answer.get("others", [])):
@@ -123,7 +133,7 @@ class Judge:
         the executor oracle's (another executor or target).
         """
         if reply["status"] == "error":
-            return self._crash(case, reply, config, Oracle.CRASH if oracle is Oracle.REFERENCE else oracle)
+            return self._crash(case, reply, config, self.crash_oracle if oracle is self.baseline else oracle)
         if not case.runnable:
             return Outcome(Status.BUILT)
         outputs = [decode_array(a) for a in reply["outputs"]]
@@ -135,13 +145,16 @@ class Judge:
         return Outcome(Status.MISMATCH, finding=self._wrong_result(case, mismatches, config, oracle))
 
     @staticmethod
-    def _crash(case: Case, reply: dict, config: dict, oracle: Oracle) -> Outcome:
+    def _prefix(oracle: Oracle) -> str:
+        return "" if oracle is Oracle.CRASH else f"{oracle.value}|"
+
+    def _crash(self, case: Case, reply: dict, config: dict, oracle: Oracle) -> Outcome:
         stage, exc_type = reply["stage"], reply["exc_type"]
         said = error_line(exc_type, reply["message"])
-        prefix = "" if oracle is Oracle.CRASH else f"{oracle.value}|"
         finding = Finding(kind="crash", oracle=oracle.value, stage=stage,
-                          signature=prefix + crash_signature(stage, exc_type, reply["message"], reply["traceback"]),
-                          message=f"{said[:320]}{_under(config, oracle)}", detail=reply["traceback"],
+                          signature=self._prefix(oracle) + crash_signature(stage, exc_type, reply["message"],
+                                                                           reply["traceback"]),
+                          message=f"{said[:320]}{self._under(config, oracle)}", detail=reply["traceback"],
                           case=case.index, extra={"exc_type": exc_type, "config": config})
         return Outcome(Status.ERROR, stage, finding, reply["traceback"])
 
@@ -164,11 +177,12 @@ class Judge:
         if oracle is Oracle.PASS_ORDER:
             key = f"{config['name']}:{config['target']}|{','.join(step['name'] for step in config['passes'])}"
         else:
-            key = (config["target"] if oracle is Oracle.REFERENCE else f"{config['name']}:{config['target']}") + f"|{where}"
+            key = (config["target"] if oracle in (Oracle.REFERENCE, Oracle.CROSS_IR)
+                   else f"{config['name']}:{config['target']}") + f"|{where}"
         return Finding(kind="wrong-result", oracle=oracle.value, stage="run",
                        signature=f"wrong-result|{oracle.value}|{key}",
                        message=f"result {first.index} ({where}) differs from the NumPy reference"
-                               f"{_under(config, oracle)}: {first.detail}",
+                               f"{self._under(config, oracle)}: {first.detail}",
                        detail=detail, case=case.index, extra={"config": config})
 
     def classify_disruptive(self, case: Case, answer) -> Outcome:
@@ -198,7 +212,9 @@ class Judge:
                           detail=detail, case=case.index, extra=extra)
         return Outcome(status, stage, finding, detail)
 
-
-def _under(config: dict, oracle: Oracle) -> str:
-    """" under <configuration>" in the message of a finding not on the baseline."""
-    return "" if oracle in (Oracle.CRASH, Oracle.REFERENCE) else f" under {describe_config(config, with_passes=False)}"
+    def _under(self, config: dict, oracle: Oracle) -> str:
+        """" under <configuration>" in the message of a finding not on the first IR's baseline."""
+        if oracle in (Oracle.CRASH, Oracle.REFERENCE):
+            return ""
+        where = describe_config(config, with_passes=False)
+        return f" under {self.label()}, {where}" if oracle is Oracle.CROSS_IR else f" under {where}"

@@ -34,8 +34,10 @@ STATE = "state.json"
 FORMAT = 1
 FINDING_FOLDERS = ("findings", "unconfirmed", "spec-disagreements")
 # settings that decide which graphs a campaign generates: a resume must not change them
-FIXED_SETTINGS = ("mode", "seed", "ops", "targets", "guided", "only_ops", "dtypes", "spec_dir", "dialect")
-SETTING_DEFAULTS = {"dialect": "relax"}  # what a campaign from before the setting existed used
+FIXED_SETTINGS = ("mode", "seed", "ops", "targets", "guided", "only_ops", "dtypes", "spec_dir", "dialect",
+                  "cross_dialect")
+# what a campaign from before the setting existed used
+SETTING_DEFAULTS = {"dialect": "relax", "cross_dialect": None}
 
 
 def write_atomic(path: Path, text: str):
@@ -132,7 +134,7 @@ class OutDir:
         """Note in the marker which TVM the campaign runs under; refuse another one."""
         meta = self._read_json(self.path / MARKER, str(self.path))
         known = meta.get("installation")
-        if known and known.get("tvm") != installation.get("tvm"):
+        if known and _versions(known) != _versions(installation):
             raise HirfuzzError(f"--out {self.path}: the campaign there ran under TVM {known.get('tvm')} "
                                f"({known.get('python')}), this run has TVM {installation.get('tvm')} "
                                f"({installation.get('python')}); resume with the same --tvm-python, or use a "
@@ -160,3 +162,8 @@ class OutDir:
             except (OSError, ValueError):
                 raise HirfuzzError(f"{f}: unreadable or corrupt; move that folder aside to resume") from None
         return found
+
+
+def _versions(installation: dict) -> tuple:
+    """The TVM versions a campaign ran under: its IR's, and a cross-IR campaign's second."""
+    return installation.get("tvm"), (installation.get("cross") or {}).get("tvm")

@@ -85,16 +85,27 @@ class Job:
 
 class Reductions:
     """The queue of findings waiting to be finished, on disk and in memory, and the
-    threads that finish them on workers lent by the pool."""
+    threads that finish them on workers lent by the pool.
 
-    def __init__(self, host: ReductionHost):
+    A cross-IR campaign's findings in its second IR (the CROSS_IR oracle's) are finished
+    through `cross_host`, on workers of that IR: reduced, rendered and verified in its TVM.
+    """
+
+    def __init__(self, host: ReductionHost, cross_host: ReductionHost | None = None):
         self.host = host
+        self.cross_host = cross_host
         self.root = host.out / PENDING
         self.queue: list[Job] = []              # not taken by a thread yet
         self.pending: dict[str, Job] = {}       # signature -> job, queued or in progress
         self.threads: list[threading.Thread] = []
         self.stop = threading.Event()
         self.changed = threading.Event()        # a thread finished a job or ended
+
+    def host_of(self, finding: Finding) -> ReductionHost:
+        """The IR a finding was made in: the second one's findings are its oracle's."""
+        if self.cross_host is not None and finding.oracle == Oracle.CROSS_IR:
+            return self.cross_host
+        return self.host
 
     # --- the main thread's side (called with host.lock held where tables are read) --------
 
@@ -130,8 +141,8 @@ class Reductions:
             if finding.signature in known:  # saved just before a kill, not yet removed
                 self.remove(folder.name)
                 continue
-            case = self.host.make_case(data["case"], graph, data["disruption"], configs=data["configs"],
-                                       lowering=data["lowering"])
+            case = self.host_of(finding).make_case(data["case"], graph, data["disruption"], configs=data["configs"],
+                                                   lowering=data["lowering"])
             finding.path = str(folder)
             job = Job(data["folder"], case, finding, log, folder.name, finding.signature)
             self.pending[finding.signature] = job
@@ -140,17 +151,27 @@ class Reductions:
     def lend(self, pool, limit: int):
         """Start threads on idle workers for queued findings, up to `limit` threads."""
         self.threads = [t for t in self.threads if t.is_alive()]
-        while not self.stop.is_set() and len(self.threads) < limit and pool.idle():
+        while not self.stop.is_set() and len(self.threads) < limit:
             with self.host.lock:
-                if not self.queue:
-                    return
-                job = self.queue.pop(0)
-            worker = pool.idle()[0]
+                job = self._next_job(lambda job: bool(pool.idle(self._dialect(job))))
+            if job is None:
+                return
+            worker = pool.idle(self._dialect(job))[0]
             worker.lent = True
             thread = threading.Thread(target=self._work, args=(worker, job), daemon=True,
                                       name=f"hirfuzz-reduction-{len(self.threads)}")
             self.threads.append(thread)
             thread.start()
+
+    def _dialect(self, job: Job) -> str:
+        return self.host_of(job.finding).settings.dialect
+
+    def _next_job(self, takes) -> Job | None:
+        """The first queued job that `takes(job)` (call with the lock held)."""
+        job = next((j for j in self.queue if takes(j)), None)
+        if job is not None:
+            self.queue.remove(job)
+        return job
 
     def remove(self, key: str):
         """Drop pending/<key>: renamed first, so that a kill while its files are deleted
@@ -177,7 +198,7 @@ class Reductions:
 
     def _work(self, worker: Worker, job: Job):
         """Finish `job`, then whatever else is queued, on `worker`; then give it back."""
-        host = self.host
+        host = self.host_of(job.finding)
         try:
             reduction = Reduction(host, worker, self.stop, self.pending)
             while job is not None and not self.stop.is_set():
@@ -197,8 +218,8 @@ class Reductions:
                         del self.pending[job.signature]
                     self.remove(job.key)
                     self.changed.set()
-                with host.lock:
-                    job = self.queue.pop(0) if self.queue else None
+                with host.lock:  # the worker goes on with its own IR's findings only
+                    job = self._next_job(lambda j: self.host_of(j.finding) is host)
         finally:
             worker.lent = False
             self.changed.set()
@@ -221,7 +242,7 @@ class Reduction:
         if job.folder == "findings" and case.disruption is None:
             case = self.isolate_config(case, finding)
         failing = case.configs[-1]
-        if failing["passes"] and self.merged_by_minimal_sequence(job, failing["passes"]):
+        if self.merged_into_known(job, failing["passes"]):
             return
         # hangs would cost a time-out per try; disruptive cases are single operators or
         # tied to their graph's node numbering, so they are saved as generated
@@ -247,20 +268,25 @@ class Reduction:
         if folder == "findings" and self.s.verify:
             folder, actual = self.verify(job, finding, files)
         files["bug-report.md"] = bug_report(finding.to_json(), files["repro.py"], actual, host.tvm_version(),
-                                            describe_config(case.configs[-1]))
+                                            describe_config(case.configs[-1]), host.info)
         host.file_finding(folder, finding, files)
 
-    def merged_by_minimal_sequence(self, job: Job, passes: list) -> bool:
-        """A pass-order wrong result is one finding per minimal sequence: rename it after
-        its sequence, and count it as a hit where another sequence already shrank to it."""
+    def merged_into_known(self, job: Job, passes: list) -> bool:
+        """Isolating a finding may change what it is keyed on: a pass-order wrong result is
+        one finding per minimal sequence, and a configuration that fails alike with no pass
+        is the executor's. Rename it (later hits of its first signature follow), and count
+        it as a hit where a finding is already saved or pending under the new signature."""
         host, finding = self.host, job.finding
-        if finding.kind != "wrong-result" or finding.oracle != Oracle.PASS_ORDER:
+        signature = finding.signature
+        if finding.kind == "wrong-result" and finding.oracle == Oracle.PASS_ORDER and passes:
+            signature = "|".join(signature.split("|")[:3] + [",".join(step["name"] for step in passes)])
+        if signature == job.signature:
             return False
-        minimal = "|".join(finding.signature.split("|")[:3] + [",".join(step["name"] for step in passes)])
         with host.lock:
-            if host.rename_finding(finding, minimal) is not None:
+            finding.signature = job.signature
+            if host.rename_finding(finding, signature) is not None:
                 return True
-            twin = self.pending.get(minimal)
+            twin = self.pending.get(signature)
             if twin is not None and twin is not job:
                 twin.finding.hits += finding.hits
                 return True

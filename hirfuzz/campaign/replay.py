@@ -26,14 +26,17 @@ def finding_folders(path: Path) -> list[Path]:
     raise ValueError(f"{path}: neither a finding folder (with finding.json) nor a campaign folder (with findings/)")
 
 
-def recorded_interpreter(folder: Path) -> tuple[str | None, dict]:
-    """The interpreter (and its environment) the finding's campaign ran TVM under, if known."""
+def recorded_interpreter(folder: Path, second_ir: bool = False) -> tuple[str | None, dict]:
+    """The interpreter (and its environment) the finding's campaign ran TVM under, if known;
+    a cross-IR campaign's finding in its second IR ran under that IR's."""
     for marker in (folder / "campaign.json", folder.parent.parent / "campaign.json"):
         try:
             meta = json.loads(marker.read_text())
         except (OSError, ValueError):
             continue
         settings = meta.get("settings", {})
+        if second_ir:
+            return settings.get("cross_python"), settings.get("cross_env") or {}
         return settings.get("tvm_python"), settings.get("tvm_env") or {}
     return None, {}
 
@@ -42,7 +45,7 @@ def replay(folder: Path, timeout_s: float, python: str | None = None) -> tuple[s
     """('reproduces' | 'fixed' | 'differs' | 'cannot-run', what was observed)."""
     data = json.loads((folder / "finding.json").read_text())
     finding = Finding(**data)
-    recorded, env = recorded_interpreter(folder)
+    recorded, env = recorded_interpreter(folder, second_ir=finding.oracle == "cross-ir")
     outcome = check_reproducer(folder / "repro.py", finding, timeout_s, python=python or recorded,
                                extra_env=env if python is None else {})
     if outcome.reproduced:

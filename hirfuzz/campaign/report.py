@@ -17,7 +17,7 @@ EXPECTED = {
 }
 
 
-def bug_report(finding: dict, repro: str, actual: str, tvm_version: str | None, target: str) -> str:
+def bug_report(finding: dict, repro: str, actual: str, tvm_version: str | None, target: str, info) -> str:
     """Markdown for an issue tracker: environment, script, expected and actual behaviour.
 
     `actual` is what the standalone script printed, so the report shows TVM's own
@@ -30,10 +30,10 @@ def bug_report(finding: dict, repro: str, actual: str, tvm_version: str | None, 
     size = (f"Reduced by hirfuzz from {reduced} to {finding['extra'].get('ops')} operators."
             if reduced else "")
     return "\n".join([
-        f"### [Relax] {finding['kind']} at {finding['stage']}: {finding['message'][:120]}",
+        f"### [{info.name.capitalize()}] {finding['kind']} at {finding['stage']}: {finding['message'][:120]}",
         "",
         "**Environment**",
-        f"- TVM {tvm_version or 'unknown'} (apache-tvm from PyPI); built as: {target}",
+        f"- TVM {tvm_version or 'unknown'} ({info.tvm}); built as: {target}",
         f"- Python {platform.python_version()}, {platform.system()} {platform.machine()}",
         "",
         "**Expected behaviour**",
@@ -46,6 +46,7 @@ def bug_report(finding: dict, repro: str, actual: str, tvm_version: str | None, 
         actual.rstrip(),
         "```",
         "",
+        *_other_ir(finding),
         "**Steps to reproduce**",
         "",
         f"Save the script below and run `python repro.py` (exit status 1 while the bug is present). {size}",
@@ -57,6 +58,12 @@ def bug_report(finding: dict, repro: str, actual: str, tvm_version: str | None, 
         f"Found by hirfuzz (signature `{finding['signature']}`).",
         "",
     ])
+
+
+def _other_ir(finding: dict) -> list[str]:
+    """A cross-IR campaign's word on what the other IR's TVM did with the program found."""
+    other = finding.get("extra", {}).get("cross_ir")
+    return [f"The same program in the other IR: {other}.", ""] if other else []
 
 
 def _stats(out: Path) -> list[dict]:

@@ -38,6 +38,7 @@ def summary(campaign: "Campaign") -> dict:
         "unconfirmed": tables["unconfirmed"],
         "spec_disagreements": tables["spec-disagreements"],
         "disruptive": _disruptive_summary(campaign) if s.mode == "disruptive" else None,
+        "cross_ir": _cross_summary(campaign) if campaign.cross is not None else None,
         "ir_features": dict(sorted(campaign.ir_features.items())),
         "mutators": dict(sorted(campaign.mutators_used.items())),
         "hirfuzz_bugs": [finding_row(f) for f in campaign.own_bugs.values()],
@@ -85,6 +86,15 @@ def finding_row(f: Finding) -> dict:
             "reduced_from": f.extra.get("reduced_from"), "reason": f.extra.get("unconfirmed_reason")}
 
 
+def _cross_summary(campaign: "Campaign") -> dict:
+    """The second IR of a cross-IR campaign: its TVM, and how its halves of the cases went
+    (statuses as stats.jsonl spells them; reference-suspect: results both TVMs computed
+    alike and NumPy did not)."""
+    dialect = campaign.s.cross_dialect
+    return {"dialect": dialect, "tvm": campaign.pool.installation_of(dialect).get("tvm"),
+            "outcomes": dict(sorted(campaign.counters.cross.items()))}
+
+
 def format_summary(data: dict, out: str) -> str:
     cov = data["coverage"]
     d = data.get("disruptive")
@@ -94,10 +104,15 @@ def format_summary(data: dict, out: str) -> str:
         f"hirfuzz {data['mode']}: {data['cases']} cases in {data['elapsed_s']:.1f}s ({what})",
         f"coverage: op-dtype {cov['op_dtype']}, op-shape {cov['op_shape']}, op-edge {cov['op_edge']}, "
         f"op-path {cov['op_path']}",
-        f"time in TVM {data['time_in_tvm_s']:.1f}s over {data['jobs']} worker(s); hirfuzz's own share of "
+        f"time in TVM {data['time_in_tvm_s']:.1f}s over {data['jobs'] * (2 if data.get('cross_ir') else 1)} "
+        f"worker(s); hirfuzz's own share of "
         f"wall time {100 * data['overhead_share']:.1f}%",
         f"findings: {len(data['findings'])} distinct ({data['finding_hits']} hits)",
     ]
+    cross = data.get("cross_ir")
+    if cross:
+        outcomes = ", ".join(f"{n} {k}" for k, n in cross["outcomes"].items())
+        lines.insert(1, f"cross-IR: the same cases in {cross['dialect']} on TVM {cross['tvm']}: {outcomes}")
     for f in data["findings"]:
         size = f" [{f['reduced_from']} -> {f['ops']} ops]" if f.get("reduced_from") else ""
         lines.append(f"  [{f['kind']}] x{f['hits']}{size} {f['message'][:150]}")

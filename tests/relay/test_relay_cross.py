@@ -1,0 +1,102 @@
+"""The cross-IR oracle (--ir relay,relax): each graph lowered to Relay and to Relax, run in
+TVM 0.19 (the managed environment) and in apache-tvm 0.27 (this Python), compared with
+the reference and with each other."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from conftest import ROOT, run_hirfuzz
+from relay_env import relay_interpreter
+from test_relay_campaign import SIMPLE_OPS, spec_folder
+
+
+def cross_campaign(*args):
+    relay_interpreter()  # fails the test, naming the set-up command, without the environment
+    return run_hirfuzz("--ir", "relay,relax", "--no-progress", "--jobs", 1, *args)
+
+
+def planted(reference: str, relay_op: str, relax_op: str) -> str:
+    """One op whose reference and whose spelling in each IR the test chooses."""
+    return f"""
+ops:
+  - name: planted
+    inputs: [a]
+    dtypes: [int32]
+    reference: {reference}
+    dialects:
+      relay: {{op: {relay_op}}}
+      relax: {{op: {relax_op}}}
+"""
+
+
+def test_each_graph_runs_in_both_tvms_and_valid_programs_agree(tmp_path):
+    out = tmp_path / "out"
+    proc = cross_campaign("--only-ops", SIMPLE_OPS, "--dtypes", "float32,int32", "--iterations", 4, "--ops", 8,
+                          "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["dialect"] == "relay" and s["tvm"].startswith("0.19")
+    cross = s["cross_ir"]
+    assert cross["dialect"] == "relax" and cross["tvm"].startswith("0.27")
+    assert sum(cross["outcomes"].values()) == s["cases"] == 4
+    assert cross["outcomes"].get("ok", 0) + cross["outcomes"].get("ran", 0) == 4, cross
+    assert s["findings"] == [] and s["spec_disagreements"] == [] and s["unconfirmed"] == []
+    installation = json.loads((out / "campaign.json").read_text())["installation"]
+    assert installation["tvm"].startswith("0.19") and installation["cross"]["tvm"].startswith("0.27")
+    assert "cross-IR: the same cases in relax" in proc.stdout
+
+
+def test_the_tvm_that_is_wrong_is_named_and_its_finding_replays_in_that_tvm(tmp_path):
+    # Relax computes abs where the reference and Relay negate
+    out = tmp_path / "out"
+    specs = spec_folder(tmp_path, planted("np.negative(a)", "negative", "abs"))
+    proc = cross_campaign("--specs", specs, "--iterations", 2, "--ops", 3, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["unconfirmed"] == [] and len(s["findings"]) == 1, s["findings"]
+    row = s["findings"][0]
+    assert row["oracle"] == "cross-ir" and "Relax on TVM 0.27" in row["message"] and row["ops"] == 1
+    finding = json.loads((Path(row["path"]) / "finding.json").read_text())
+    assert finding["confirmed"] and finding["extra"]["cross_ir"].startswith("Relay on TVM 0.19")
+    assert "agrees with the reference" in finding["extra"]["cross_ir"]
+    script = (Path(row["path"]) / "repro.py").read_text()
+    assert "relax" in script and "fromtext" not in script  # a Relax script, for apache-tvm
+    replayed = subprocess.run([sys.executable, "-m", "hirfuzz.replay", out], capture_output=True, text=True,
+                              cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert replayed.returncode == 1 and "1 still reproduce" in replayed.stdout, replayed.stdout
+
+
+def test_a_wrong_first_ir_notes_that_the_other_tvm_is_right(tmp_path):
+    out = tmp_path / "out"
+    specs = spec_folder(tmp_path, planted("np.negative(a)", "abs", "negative"))
+    proc = cross_campaign("--specs", specs, "--iterations", 2, "--ops", 3, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert len(s["findings"]) == 1 and s["findings"][0]["oracle"] == "reference", s["findings"]
+    finding = json.loads((Path(s["findings"][0]["path"]) / "finding.json").read_text())
+    assert finding["confirmed"] and "tvm.relay.fromtext" in (Path(finding["path"]) / "repro.py").read_text()
+    assert finding["extra"]["cross_ir"].startswith("Relax on TVM 0.27") and "agrees" in finding["extra"]["cross_ir"]
+
+
+def test_both_tvms_wrong_alike_suspects_the_reference_not_tvm(tmp_path):
+    # both IRs negate; the reference takes the absolute value
+    out = tmp_path / "out"
+    specs = spec_folder(tmp_path, planted("np.abs(a)", "negative", "negative"))
+    proc = cross_campaign("--specs", specs, "--iterations", 2, "--ops", 3, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["findings"] == [] and s["unconfirmed"] == []
+    assert [d["signature"] for d in s["spec_disagreements"]] == ["reference-suspect|planted:int32"]
+    assert "agree with each other, not with the NumPy reference" in s["spec_disagreements"][0]["message"]
+    assert s["cross_ir"]["outcomes"]["reference-suspect"] == 2
+
+
+def test_what_a_cross_ir_campaign_cannot_do_is_said_at_once(tmp_path):
+    for extra, words in ((["--mode", "disruptive"], "disruptive mode"), (["--tvm-python", sys.executable],
+                                                                           "--tvm-python names one interpreter")):
+        proc = run_hirfuzz("--ir", "relay,relax", *extra, "--iterations", 1, "--out", tmp_path / "o")
+        assert proc.returncode == 2 and words in proc.stderr and "Traceback" not in proc.stderr, proc.stderr
+    proc = run_hirfuzz("--ir", "relay,relay", "--iterations", 1, "--out", tmp_path / "o")
+    assert proc.returncode == 2 and "two different ones" in proc.stderr
