@@ -77,20 +77,16 @@ class CrossVerdict:
     mismatches: list[CrossMismatch]   # results where the two are not both right
     suspect: Finding | None = None    # a result both compute alike against NumPy's
 
-    def note_for_first(self, other: str) -> str:
-        """What the second IR made of the first difference the first IR's finding shows."""
-        first = next((m for m in self.mismatches if m.ours is not None), None)
+    def note(self, other: str, mine: str, theirs: str) -> str:
+        """What the other IR (`other`, its side of each mismatch `theirs`) made of the first
+        result this IR (its side `mine`) got wrong: "ours" and "theirs" for the first IR's
+        finding, the other way round for the second's."""
+        first = next((m for m in self.mismatches if getattr(m, mine) is not None), None)
         if first is None:
             return f"{other} agrees with the reference"
-        return f"{other}: result {first.index} " + ("agrees with the reference" if first.theirs is None
-                                                     else f"differs too: {first.theirs}")
-
-    def note_for_second(self, other: str) -> str:
-        first = next((m for m in self.mismatches if m.theirs is not None), None)
-        if first is None:
-            return f"{other} agrees with the reference"
-        return f"{other}: result {first.index} " + ("agrees with the reference" if first.ours is None
-                                                     else f"differs too: {first.ours}")
+        said = getattr(first, theirs)
+        return f"{other}: result {first.index} " + ("agrees with the reference" if said is None
+                                                     else f"differs too: {said}")
 
 
 def compare_sides(case: Case, answer, half_answer, labels: tuple[str, str]) -> CrossVerdict | None:
@@ -128,8 +124,10 @@ def settle(outcome: Outcome, half_outcome: Outcome, verdict: CrossVerdict | None
         if _baseline_wrong_result(half_outcome, Oracle.CROSS_IR):
             half_outcome = replace(half_outcome, finding=None)
         return outcome, half_outcome
-    _note(outcome.finding, verdict.note_for_first(labels[1]) if verdict else _status_note(labels[1], half_outcome))
-    _note(half_outcome.finding, verdict.note_for_second(labels[0]) if verdict else _status_note(labels[0], outcome))
+    _note(outcome.finding, verdict.note(labels[1], "ours", "theirs") if verdict
+          else _status_note(labels[1], half_outcome))
+    _note(half_outcome.finding, verdict.note(labels[0], "theirs", "ours") if verdict
+          else _status_note(labels[0], outcome))
     return outcome, half_outcome
 
 
