@@ -84,6 +84,7 @@ class Counters:
     built: int = 0
     ran: int = 0
     compared: int = 0         # ran, and at least one result was compared
+    compared_fully: int = 0   # strict cases compared whose inputs left no result uncompared
     not_run: int = 0          # built only: every input draw may trap
     spec_disagreements: int = 0
     unconfirmed: int = 0
@@ -97,6 +98,7 @@ class Counters:
     hirfuzz_bugs: int = 0
     skipped: dict = field(default_factory=dict)  # executor -> configurations it cannot take by design
     cross: dict = field(default_factory=dict)    # the second IR's statuses, and reference suspects
+    domain_unmet: dict = field(default_factory=dict)  # op -> cases whose inputs could not keep it in its domain
 
     @staticmethod
     def restore(d: dict) -> "Counters":
@@ -349,6 +351,7 @@ class Campaign:
             table = self.disruptive.setdefault(outcome.status.value, {})
             table[outcome.stage] = table.get(outcome.stage, 0) + 1
         self._count_progress(outcome)
+        self._count_input_search(case, outcome)
         self._record_outcome(case, answer, outcome)
         with open(self.out / "stats.jsonl", "a") as f:
             f.write(json.dumps({
@@ -393,6 +396,15 @@ class Campaign:
         c.ran += status in RAN
         c.compared += status in (Status.OK, Status.MISMATCH)
         c.not_run += status is Status.BUILT
+
+    def _count_input_search(self, case: Case, outcome: Outcome):
+        """What the input search achieved: strict cases compared with every result in its
+        ops' domains, and the ops whose domain it could not keep (the generator's hint)."""
+        c = self.counters
+        if case.disruption is None:
+            c.compared_fully += case.comparable and outcome.status in (Status.OK, Status.MISMATCH)
+        if case.unmet_op:
+            c.domain_unmet[case.unmet_op] = c.domain_unmet.get(case.unmet_op, 0) + 1
 
     def _record_outcome(self, case: Case, answer, outcome: Outcome):
         """File the finding the answer shows: TVM's, a spec's, or hirfuzz's own."""

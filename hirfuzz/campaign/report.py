@@ -125,6 +125,21 @@ def _disruptive_section(d: dict | None) -> list[str]:
     return lines + [""]
 
 
+def _fully(summary: dict) -> str:
+    """", N with every result": absent from summaries written before hirfuzz counted it."""
+    return f", {summary['compared_fully']} with every result" if "compared_fully" in summary else ""
+
+
+def _domain_section(unmet: dict | None) -> list[str]:
+    """The ops whose domain the input search could not keep, so results below them went
+    uncompared: graphs the generator might learn to avoid."""
+    if not unmet:
+        return []
+    return ["## Ops whose input domain the inputs could not keep", "",
+            "Results computed from such an op's out-of-domain inputs were not compared.", "",
+            "| op | cases |", "|---|---|"] + [f"| {op} | {n} |" for op, n in unmet.items()] + [""]
+
+
 def campaign_report(out: Path, summary: dict) -> str:
     rows = _stats(out)
     lines = [
@@ -135,11 +150,11 @@ def campaign_report(out: Path, summary: dict) -> str:
         f"- {summary['cases']} cases in {summary['elapsed_s']:.0f} s "
         f"({summary['cases'] / max(summary['elapsed_s'], 1e-9):.2f} cases/s, {summary.get('jobs', 1)} workers)"
         + ("" if summary.get("disruptive") else f"; {summary['valid']} well-formed, {summary['built']} built, "
-           f"{summary['compared']} compared with the reference"),
+           f"{summary['compared']} compared with the reference" + _fully(summary)),
         f"- hirfuzz's own share of wall time: {100 * summary['overhead_share']:.1f}%; "
         f"worker restarts {summary['worker_restarts']}",
         "",
-    ] + _disruptive_section(summary.get("disruptive")) + [
+    ] + _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + [
         "## Findings",
         "",
     ]

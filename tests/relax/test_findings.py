@@ -24,9 +24,9 @@ def plant(tmp_path, text):
     return d
 
 
-def campaign(tmp_path, specs, n=2):
+def campaign(tmp_path, specs, n=2, ops=2):
     out = tmp_path / "out"
-    proc = run_hirfuzz("--specs", specs, "--iterations", n, "--ops", 2, "--out", out, "--no-progress")
+    proc = run_hirfuzz("--specs", specs, "--iterations", n, "--ops", ops, "--out", out, "--no-progress")
     assert proc.returncode == 0, proc.stderr
     return out, json.loads((out / "summary.json").read_text())
 
@@ -109,3 +109,29 @@ def test_a_hang_is_confirmed_on_cpu_time_not_on_a_slow_wall_clock(tmp_path):
     assert seen["spin"].reproduced and "CPU time" in seen["spin"].observed
     assert not seen["slow"].reproduced and seen["slow"].observed == f"{MARK} ok"
     assert seen["asleep"].reproduced and seen["asleep"].observed == "hang"
+
+
+# this "log" gives NaN on every input the search can draw (as a spec that forgot its
+# domain would): no draw keeps it in its domain
+UNMEETABLE = """
+ops:
+  - name: abs
+    inputs: [x]
+    dtypes: [float32]
+    reference: np.abs(x)
+  - name: log
+    inputs: [x]
+    dtypes: [float32]
+    reference: np.log(x - 1000)
+"""
+
+
+def test_summary_counts_cases_compared_fully_and_ops_whose_domain_was_not_met(tmp_path):
+    out, summary = campaign(tmp_path, plant(tmp_path, UNMEETABLE), n=6, ops=1)
+    unmet = summary["domain_unmet"]
+    assert set(unmet) == {"log"} and 0 < unmet["log"] < 6
+    # every case either kept each op in its domain and was compared in full, or met sqrt
+    assert summary["compared_fully"] + unmet["log"] == summary["cases"] == 6
+    assert summary["findings"] == []
+    report = (out / "report.md").read_text()
+    assert f"{summary['compared_fully']} with every result" in report and "| log | " in report
