@@ -161,9 +161,12 @@ class CaseMaker:
                 except Rejected:
                     continue
             disruption = {"violation": violation.to_json(), "plan": violation_plan(violation, graph, self.specs)}
-        inputs = draw_violation_inputs(graph, disruption["violation"], self.case_rng(index, Stream.INPUTS))
+        inputs, chosen = draw_violation_inputs(graph, disruption["violation"], self.specs,
+                                               self.case_rng(index, Stream.INPUTS))
         gen_ms = (time.perf_counter() - t0) * 1000
-        case = Case(index, graph, inputs, True, [], gen_ms, disruption=disruption,
+        # always run: a match_cast lie is caught at run time only (the valid part's
+        # out_of_domain says when its inputs may still trap, which stats.jsonl shows)
+        case = Case(index, graph, inputs, True, [], gen_ms, chosen.reason, chosen.op, disruption=disruption,
                     configs=[self.config(self.info.baseline, self.s.targets[0])])
         case.request = {"case": index, "graph": graph.to_json(), "calls": call_records(graph, self.specs),
                         "configs": case.configs, "run": True,
