@@ -140,6 +140,16 @@ def _domain_section(unmet: dict | None) -> list[str]:
             "| op | cases |", "|---|---|"] + [f"| {op} | {n} |" for op, n in unmet.items()] + [""]
 
 
+def _known_section(hits: dict | None) -> list[str]:
+    """Findings an earlier campaign had (--known): counted here, not filed again."""
+    if not hits:
+        return []
+    # a table cell's pipes are escaped, in code spans too (GitHub's tables)
+    return ["## Known findings hit again (--known; not filed again)", "",
+            "| hits | signature |", "|---|---|"] + [
+        "| {} | `{}` |".format(n, sig[:150].replace("|", "\\|")) for sig, n in hits.items()] + [""]
+
+
 def campaign_report(out: Path, summary: dict) -> str:
     rows = _stats(out)
     lines = [
@@ -173,6 +183,7 @@ def campaign_report(out: Path, summary: dict) -> str:
             msg = f["message"][:100].replace("|", "\\|")
             lines.append(f"| {f['hits']} | {ops} | {f['stage']} | {msg} | [{rel}/repro.py]({rel}/repro.py) |")
         lines.append("")
+    lines += _known_section(summary.get("known_hits_by_signature"))
     for key, title in (("pending", "Pending (found, not yet reduced and checked; finished when the campaign resumes)"),
                        ("unconfirmed", "Unconfirmed (hirfuzz's problem, not TVM's)"),
                        ("spec_disagreements", "Spec disagreements (TVM rejected programs the specs call valid)")):

@@ -35,6 +35,8 @@ def summary(campaign: "Campaign") -> dict:
         "generation": asdict(campaign.maker.gen_stats),
         "findings": tables["findings"],
         "finding_hits": c.findings_hits,
+        # hits of findings --known names (counted in finding_hits too): never filed again
+        "known_hits": sum(c.known.values()), "known_hits_by_signature": _by_count(c.known),
         "pending": pending,
         "unconfirmed": tables["unconfirmed"],
         "spec_disagreements": tables["spec-disagreements"],
@@ -134,6 +136,9 @@ def format_summary(data: dict, out: str) -> str:
         size = f" [{f['reduced_from']} -> {f['ops']} ops]" if f.get("reduced_from") else ""
         lines.append(f"  [{f['kind']}] x{f['hits']}{size} {f['message'][:150]}")
         lines.append(f"      {f['path']}/repro.py")
+    if data.get("known_hits"):
+        lines.append(f"known findings (--known): {data['known_hits']} hits of "
+                     f"{len(data['known_hits_by_signature'])}, not filed again")
     if data["pending"]:
         lines.append(f"pending (found, not reduced and checked yet; finished on resume): {len(data['pending'])}, "
                      f"see {out}/pending/")

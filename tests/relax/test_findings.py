@@ -135,3 +135,22 @@ def test_summary_counts_cases_compared_fully_and_ops_whose_domain_was_not_met(tm
     assert summary["findings"] == []
     report = (out / "report.md").read_text()
     assert f"{summary['compared_fully']} with every result" in report and "| log | " in report
+
+
+def test_known_findings_of_an_earlier_campaign_are_counted_not_filed_again(tmp_path):
+    """--known: a nightly campaign told what earlier ones found files only what is new."""
+    first, before = campaign(tmp_path, plant(tmp_path, BOOL_ADD), n=3)
+    [found] = before["findings"]
+    signatures = tmp_path / "known.txt"
+    signatures.write_text(f"# from the first campaign\n\n{found['signature']}\n")
+    for name, known in (("from-folder", first), ("from-list", signatures)):
+        out = tmp_path / name
+        proc = run_hirfuzz("--specs", tmp_path / "specs", "--iterations", 3, "--ops", 2, "--out", out,
+                           "--no-progress", "--known", known)
+        assert proc.returncode == 0, proc.stderr
+        s = json.loads((out / "summary.json").read_text())
+        assert s["findings"] == [] and s["pending"] == [] and s["unconfirmed"] == [], name
+        assert s["known_hits"] == 3 and s["known_hits_by_signature"] == {found["signature"]: 3}, name
+        assert not (out / "findings").exists() and not list((out / "pending").glob("*")), name
+        assert "known findings (--known): 3 hits of 1" in proc.stdout
+        assert "Known findings hit again" in (out / "report.md").read_text()
