@@ -494,7 +494,11 @@ class Campaign:
                 saved.hits += finding.hits
                 self.rewrite_finding_json(saved)
                 return True
-            return self.known.hit(signature, finding.hits)
+            if not self.known.hit(signature, finding.hits):
+                return False
+            # it was said to be new when first seen, under the signature it had then
+            self.say(f"the {finding.kind} of case {finding.case} is a known finding (--known): counted, not filed")
+            return True
 
     def file_finding(self, folder: str, finding: Finding, files: dict):
         """A finished finding: saved in `folder` under the next number, listed, said."""
