@@ -97,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-verify", action="store_true",
                    help="do not re-run each new finding's reproducer before reporting it")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--known", metavar="FILE",
+                   help="findings to count but not file again: a text file of signatures (one a line, # "
+                        "comments) or an earlier campaign's --out folder; summary.json counts their hits "
+                        "(known_hits), so a nightly campaign reports only what is new")
     p.add_argument("--tvm-python", metavar="PYTHON",
                    help="run workers, reproducer checks and reductions under this Python interpreter, which "
                         "holds the TVM to fuzz (default: the managed relay environment for --ir relay, the one running hirfuzz for relax); nothing is installed there. "
@@ -208,7 +212,8 @@ def run(argv=None) -> int:
                         pass_files=[str(Path(f).resolve()) for f in args.passes],
                         features=not args.no_features, mutations=max(0, args.mutations),
                         tvm_python=tvm_python, tvm_env=tvm_env,
-                        cross_dialect=cross, cross_python=cross_python, cross_env=cross_env)
+                        cross_dialect=cross, cross_python=cross_python, cross_env=cross_env,
+                        known=str(Path(args.known).absolute()) if args.known else None)
     campaign = Campaign(settings, specs, progress=not args.no_progress)
     data = campaign.run()
     print(format_summary(data, args.out))

@@ -42,11 +42,18 @@ class Case:
     expected: list            # TensorFacts per result of main
     gen_ms: float
     out_of_domain: str = ""   # the first domain violation, whose results are not compared
+    unmet_op: str = ""        # the op whose domain the input search could not keep ("" if none)
     disruption: dict | None = None  # disruptive mode: the violation and its plan
     configs: list = field(default_factory=list)  # the first is the baseline
     lowering: dict = field(default_factory=dict)  # {"plan": LoweringPlan JSON, "mutation": {...}}
     request: dict = field(default_factory=dict)
     cross: "Case | None" = None  # a cross-IR campaign's half of it in the second IR (campaign.cross)
+
+    @property
+    def comparable(self) -> bool:
+        """Its inputs keep every op in its domain and never trap: none of its results is
+        left uncompared for their sake (core.inputs.CaseInputs.comparable)."""
+        return self.runnable and not self.out_of_domain
 
 
 class Stream(IntEnum):
@@ -92,7 +99,7 @@ class CaseMaker:
         inputs = [chosen.values[n.id] for n in graph.variables]
         expected = [chosen.facts[r] for r in graph.results()]
         lowering = lowering if lowering is not None else self.case_lowering(graph, index)
-        case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason,
+        case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason, chosen.op,
                     configs=configs if configs is not None else self.case_configs(index, lowering),
                     lowering=lowering)
         case.request = {"case": index, "graph": graph.to_json(), "calls": call_records(graph, self.specs),
@@ -154,9 +161,12 @@ class CaseMaker:
                 except Rejected:
                     continue
             disruption = {"violation": violation.to_json(), "plan": violation_plan(violation, graph, self.specs)}
-        inputs = draw_violation_inputs(graph, disruption["violation"], self.case_rng(index, Stream.INPUTS))
+        inputs, chosen = draw_violation_inputs(graph, disruption["violation"], self.specs,
+                                               self.case_rng(index, Stream.INPUTS))
         gen_ms = (time.perf_counter() - t0) * 1000
-        case = Case(index, graph, inputs, True, [], gen_ms, disruption=disruption,
+        # always run: a match_cast lie is caught at run time only (the valid part's
+        # out_of_domain says when its inputs may still trap, which stats.jsonl shows)
+        case = Case(index, graph, inputs, True, [], gen_ms, chosen.reason, chosen.op, disruption=disruption,
                     configs=[self.config(self.info.baseline, self.s.targets[0])])
         case.request = {"case": index, "graph": graph.to_json(), "calls": call_records(graph, self.specs),
                         "configs": case.configs, "run": True,

@@ -26,6 +26,7 @@ from ..errors import HirfuzzError
 from .cases import Case, CaseMaker
 from .cross import compare_sides, ir_label, open_cross_side, settle
 from .judge import Judge, Oracle, Outcome, Status
+from .known import KnownFindings, load_known
 from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
 from .reducer import PENDING, ReductionHost, Reductions
 from .report import campaign_report
@@ -75,6 +76,7 @@ class Settings:
     cross_dialect: str | None = None       # the cross-IR oracle's second IR (--ir relay,relax)
     cross_python: str | None = None        # the interpreter holding its TVM (None: this one)
     cross_env: dict = field(default_factory=dict)
+    known: str | None = None               # --known: a signature list or an earlier campaign's folder
 
 
 @dataclass
@@ -84,6 +86,7 @@ class Counters:
     built: int = 0
     ran: int = 0
     compared: int = 0         # ran, and at least one result was compared
+    compared_fully: int = 0   # strict cases compared whose inputs left no result uncompared
     not_run: int = 0          # built only: every input draw may trap
     spec_disagreements: int = 0
     unconfirmed: int = 0
@@ -97,6 +100,8 @@ class Counters:
     hirfuzz_bugs: int = 0
     skipped: dict = field(default_factory=dict)  # executor -> configurations it cannot take by design
     cross: dict = field(default_factory=dict)    # the second IR's statuses, and reference suspects
+    domain_unmet: dict = field(default_factory=dict)  # op -> cases whose inputs could not keep it in its domain
+    known: dict = field(default_factory=dict)    # signature -> hits of a finding --known names
 
     @staticmethod
     def restore(d: dict) -> "Counters":
@@ -109,6 +114,8 @@ class Campaign:
 
     def __init__(self, settings: Settings, specs, progress: bool = True):
         self.s = settings
+        # read first: a bad --known stops the campaign before it writes anything
+        known = load_known(settings.known) if settings.known else frozenset()
         self.specs = specs
         self.info = dialect_info(settings.dialect)
         self.catalog = load_catalog(settings.pass_files, builtin=self.info.catalog)
@@ -135,6 +142,7 @@ class Campaign:
         self.lock = threading.RLock()  # the tables, aliases and screen, shared with reduction threads
         if state:
             self._restore(state)
+        self.known = KnownFindings(known, self.counters.known)  # after _restore: it replaces the counters
         for folder, table in self.tables.items():
             for d in self.out.saved_findings(folder):
                 table[d["signature"]] = Finding(**d)
@@ -142,7 +150,7 @@ class Campaign:
             settings, specs, lambda: self.pool.installation_of(settings.cross_dialect).get("tvm"))
         # after _restore: it replaces the counters
         self.reductions = Reductions(self._reduction_host(), self.cross and self._cross_reduction_host())
-        self.reductions.restore({sig for table in self.tables.values() for sig in table})
+        self.reductions.restore({sig for table in self.tables.values() for sig in table} | self.known.signatures)
         self.pool = Pool(settings.jobs, self.out / "workers", settings.max_memory_mb,
                          settings.recycle_after, settings.tvm_python, settings.tvm_env, settings.dialect,
                          cross=self.cross and Interpreter(settings.cross_dialect, settings.cross_python,
@@ -349,6 +357,7 @@ class Campaign:
             table = self.disruptive.setdefault(outcome.status.value, {})
             table[outcome.stage] = table.get(outcome.stage, 0) + 1
         self._count_progress(outcome)
+        self._count_input_search(case, outcome)
         self._record_outcome(case, answer, outcome)
         with open(self.out / "stats.jsonl", "a") as f:
             f.write(json.dumps({
@@ -393,6 +402,15 @@ class Campaign:
         c.ran += status in RAN
         c.compared += status in (Status.OK, Status.MISMATCH)
         c.not_run += status is Status.BUILT
+
+    def _count_input_search(self, case: Case, outcome: Outcome):
+        """What the input search achieved: strict cases compared with every result in its
+        ops' domains, and the ops whose domain it could not keep (the generator's hint)."""
+        c = self.counters
+        if case.disruption is None:
+            c.compared_fully += case.comparable and outcome.status in (Status.OK, Status.MISMATCH)
+        if case.unmet_op:
+            c.domain_unmet[case.unmet_op] = c.domain_unmet.get(case.unmet_op, 0) + 1
 
     def _record_outcome(self, case: Case, answer, outcome: Outcome):
         """File the finding the answer shows: TVM's, a spec's, or hirfuzz's own."""
@@ -457,22 +475,30 @@ class Campaign:
             if known is not None:
                 known.hits += 1
                 return
+            if self.known.hit(finding.signature):
+                return  # an earlier campaign's: counted, never reduced or filed again
             self.reductions.submit(folder, case, finding, log)
             self.say(f"new {finding.kind} (case {case.index}): {finding.message[:160]}\n"
                      f"    reducing and checking its reproducer; kept meanwhile in {PENDING}/")
 
-    def rename_finding(self, finding: Finding, signature: str) -> Finding | None:
+    def rename_finding(self, finding: Finding, signature: str) -> bool:
         """Key `finding` on `signature` from now on (a pass-order finding on its minimal
-        sequence), later hits of its first signature too. Returns the finding already
-        saved under `signature`, the renamed one's hits added to it, or None."""
+        sequence), later hits of its first signature too. Returns whether a finding is
+        already saved, or known (--known), under `signature`: the renamed one's hits are
+        then added to it, and it is not filed."""
         with self.lock:
             self.aliases[finding.signature] = signature
             finding.signature = signature
-            known = self.findings.get(signature) or self.unconfirmed.get(signature)
-            if known is not None:
-                known.hits += finding.hits
-                self.rewrite_finding_json(known)
-            return known
+            saved = self.findings.get(signature) or self.unconfirmed.get(signature)
+            if saved is not None:
+                saved.hits += finding.hits
+                self.rewrite_finding_json(saved)
+                return True
+            if not self.known.hit(signature, finding.hits):
+                return False
+            # it was said to be new when first seen, under the signature it had then
+            self.say(f"the {finding.kind} of case {finding.case} is a known finding (--known): counted, not filed")
+            return True
 
     def file_finding(self, folder: str, finding: Finding, files: dict):
         """A finished finding: saved in `folder` under the next number, listed, said."""

@@ -67,9 +67,10 @@ class ReductionHost:
     classify: Callable[["Case", object], "Outcome"]  # Judge.classify: no side effects
     tvm_version: Callable[[], str]                   # the workers' TVM (known once they started)
     say: Callable[[str], None]                       # a line on screen (thread-safe)
-    # a pass-order finding's signature becomes its minimal sequence's; returns the finding
-    # already saved under that signature, its hits counted, or None (call with the lock held)
-    rename_finding: Callable[[Finding, str], Finding | None]
+    # a pass-order finding's signature becomes its minimal sequence's; returns whether a
+    # finding is saved or known (--known) under that signature, its hits counted there
+    # (call with the lock held)
+    rename_finding: Callable[[Finding, str], bool]
     file_finding: Callable[[str, Finding, dict], None]  # save a finished one to a folder, and list it
 
 
@@ -275,7 +276,7 @@ class Reduction:
         """Isolating a finding may change what it is keyed on: a pass-order wrong result is
         one finding per minimal sequence, and a configuration that fails alike with no pass
         is the executor's. Rename it (later hits of its first signature follow), and count
-        it as a hit where a finding is already saved or pending under the new signature."""
+        it as a hit where a finding is already saved, known or pending under the new signature."""
         host, finding = self.host, job.finding
         signature = finding.signature
         if finding.kind == "wrong-result" and finding.oracle == Oracle.PASS_ORDER and passes:
@@ -284,7 +285,7 @@ class Reduction:
             return False
         with host.lock:
             finding.signature = job.signature
-            if host.rename_finding(finding, signature) is not None:
+            if host.rename_finding(finding, signature):
                 return True
             twin = self.pending.get(signature)
             if twin is not None and twin is not job:

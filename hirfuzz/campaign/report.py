@@ -125,6 +125,31 @@ def _disruptive_section(d: dict | None) -> list[str]:
     return lines + [""]
 
 
+def _fully(summary: dict) -> str:
+    """", N with every result": absent from summaries written before hirfuzz counted it."""
+    return f", {summary['compared_fully']} with every result" if "compared_fully" in summary else ""
+
+
+def _domain_section(unmet: dict | None) -> list[str]:
+    """The ops whose domain the input search could not keep, so results below them went
+    uncompared: graphs the generator might learn to avoid."""
+    if not unmet:
+        return []
+    return ["## Ops whose input domain the inputs could not keep", "",
+            "Results computed from such an op's out-of-domain inputs were not compared.", "",
+            "| op | cases |", "|---|---|"] + [f"| {op} | {n} |" for op, n in unmet.items()] + [""]
+
+
+def _known_section(hits: dict | None) -> list[str]:
+    """Findings an earlier campaign had (--known): counted here, not filed again."""
+    if not hits:
+        return []
+    # a table cell's pipes are escaped, in code spans too (GitHub's tables)
+    return ["## Known findings hit again (--known; not filed again)", "",
+            "| hits | signature |", "|---|---|"] + [
+        "| {} | `{}` |".format(n, sig[:150].replace("|", "\\|")) for sig, n in hits.items()] + [""]
+
+
 def campaign_report(out: Path, summary: dict) -> str:
     rows = _stats(out)
     lines = [
@@ -135,11 +160,11 @@ def campaign_report(out: Path, summary: dict) -> str:
         f"- {summary['cases']} cases in {summary['elapsed_s']:.0f} s "
         f"({summary['cases'] / max(summary['elapsed_s'], 1e-9):.2f} cases/s, {summary.get('jobs', 1)} workers)"
         + ("" if summary.get("disruptive") else f"; {summary['valid']} well-formed, {summary['built']} built, "
-           f"{summary['compared']} compared with the reference"),
+           f"{summary['compared']} compared with the reference" + _fully(summary)),
         f"- hirfuzz's own share of wall time: {100 * summary['overhead_share']:.1f}%; "
         f"worker restarts {summary['worker_restarts']}",
         "",
-    ] + _disruptive_section(summary.get("disruptive")) + [
+    ] + _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + [
         "## Findings",
         "",
     ]
@@ -158,6 +183,7 @@ def campaign_report(out: Path, summary: dict) -> str:
             msg = f["message"][:100].replace("|", "\\|")
             lines.append(f"| {f['hits']} | {ops} | {f['stage']} | {msg} | [{rel}/repro.py]({rel}/repro.py) |")
         lines.append("")
+    lines += _known_section(summary.get("known_hits_by_signature"))
     for key, title in (("pending", "Pending (found, not yet reduced and checked; finished when the campaign resumes)"),
                        ("unconfirmed", "Unconfirmed (hirfuzz's problem, not TVM's)"),
                        ("spec_disagreements", "Spec disagreements (TVM rejected programs the specs call valid)")):

@@ -28,12 +28,15 @@ def summary(campaign: "Campaign") -> dict:
         "seed": s.seed, "targets": s.targets, "executors": s.executors, "ops_per_graph": s.ops,
         "coverage_guided": s.guided, "jobs": s.jobs, "resumed": campaign.resumed,
         "cases": c.cases, "valid": c.valid, "built": c.built, "ran": c.ran, "compared": c.compared,
+        "compared_fully": c.compared_fully, "domain_unmet": _by_count(c.domain_unmet),
         "not_run": c.not_run, "skipped_by_design": dict(sorted(c.skipped.items())),
         **_times(campaign),
         "coverage": campaign.coverage.counts(),
         "generation": asdict(campaign.maker.gen_stats),
         "findings": tables["findings"],
         "finding_hits": c.findings_hits,
+        # hits of findings --known names (counted in finding_hits too): never filed again
+        "known_hits": sum(c.known.values()), "known_hits_by_signature": _by_count(c.known),
         "pending": pending,
         "unconfirmed": tables["unconfirmed"],
         "spec_disagreements": tables["spec-disagreements"],
@@ -43,6 +46,11 @@ def summary(campaign: "Campaign") -> dict:
         "mutators": dict(sorted(campaign.mutators_used.items())),
         "hirfuzz_bugs": [finding_row(f) for f in campaign.own_bugs.values()],
     }
+
+
+def _by_count(counts: dict) -> dict:
+    """Most frequent first, then by name."""
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def _times(campaign: "Campaign") -> dict:
@@ -95,11 +103,19 @@ def _cross_summary(campaign: "Campaign") -> dict:
             "outcomes": dict(sorted(campaign.counters.cross.items()))}
 
 
+def _counts_text(counts: dict, shown: int = 8) -> str:
+    """"power 3, tan 2, ... (4 more)": the first few of a count table."""
+    items = list(counts.items())
+    text = ", ".join(f"{k} {n}" for k, n in items[:shown])
+    return text + (f", ... ({len(items) - shown} more)" if len(items) > shown else "")
+
+
 def format_summary(data: dict, out: str) -> str:
     cov = data["coverage"]
     d = data.get("disruptive")
     what = (", ".join(f"{n} {c}" for c, n in d["classes"].items()) + f"; violation coverage {d['violation_coverage']}"
-            if d else f"{data['valid']} well-formed, {data['built']} built, {data['compared']} compared with the reference")
+            if d else f"{data['valid']} well-formed, {data['built']} built, {data['compared']} compared with the reference, "
+                      f"{data['compared_fully']} with every result")
     lines = [
         f"hirfuzz {data['mode']}: {data['cases']} cases in {data['elapsed_s']:.1f}s ({what})",
         f"coverage: op-dtype {cov['op_dtype']}, op-shape {cov['op_shape']}, op-edge {cov['op_edge']}, "
@@ -109,6 +125,9 @@ def format_summary(data: dict, out: str) -> str:
         f"wall time {100 * data['overhead_share']:.1f}%",
         f"findings: {len(data['findings'])} distinct ({data['finding_hits']} hits)",
     ]
+    if data["domain_unmet"]:
+        lines.insert(-1, "inputs that could not keep an op in its domain (results below it not compared): "
+                         + _counts_text(data["domain_unmet"]))
     cross = data.get("cross_ir")
     if cross:
         outcomes = ", ".join(f"{n} {k}" for k, n in cross["outcomes"].items())
@@ -117,6 +136,9 @@ def format_summary(data: dict, out: str) -> str:
         size = f" [{f['reduced_from']} -> {f['ops']} ops]" if f.get("reduced_from") else ""
         lines.append(f"  [{f['kind']}] x{f['hits']}{size} {f['message'][:150]}")
         lines.append(f"      {f['path']}/repro.py")
+    if data.get("known_hits"):
+        lines.append(f"known findings (--known): {data['known_hits']} hits of "
+                     f"{len(data['known_hits_by_signature'])}, not filed again")
     if data["pending"]:
         lines.append(f"pending (found, not reduced and checked yet; finished on resume): {len(data['pending'])}, "
                      f"see {out}/pending/")

@@ -347,14 +347,22 @@ def classify(answer, violation: dict) -> tuple[str, str]:
     return "poor-diagnostic", stage
 
 
-def draw_inputs(graph: Graph, violation: dict, rng) -> list[np.ndarray]:
-    """Inputs for every variable; the lied one gets its real (different) shape."""
-    from .inputs import default_domain, draw
+def draw_inputs(graph: Graph, violation: dict, specs, rng):
+    """Inputs for every variable, and the search's verdict on the valid part (CaseInputs).
+
+    The valid part's inputs come from the in-domain search, as a strict case's do: a
+    division by zero or an index out of range there would crash the program and be blamed
+    on the violation. Variables only the violating call reads want nothing of the search,
+    so they are drawn from their default domains; the lied one gets its real (different)
+    shape, which no op of the valid part reads.
+    """
+    from .inputs import choose_inputs, default_domain, draw
+    chosen = choose_inputs(graph, specs, rng)
     lie = violation.get("lie")
     values = []
     for n in graph.variables:
-        t = n.type
         if lie is not None and lie["var"] == n.id:
-            t = TensorType(tuple(lie["actual"]), t.dtype)
-        values.append(draw(rng, t, default_domain(t.dtype)))
-    return values
+            values.append(draw(rng, TensorType(tuple(lie["actual"]), n.type.dtype), default_domain(n.type.dtype)))
+        else:
+            values.append(chosen.values[n.id])
+    return values, chosen

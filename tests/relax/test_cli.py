@@ -104,3 +104,31 @@ def test_short_campaign_end_to_end(tmp_path):
     lines = (out / "stats.jsonl").read_text().splitlines()
     assert len(lines) == 4
     assert "hirfuzz strict: 4 cases" in proc.stdout
+
+
+def _bad_known(tmp_path, what):
+    """A --known argument that is not a signature list nor a campaign folder."""
+    path = tmp_path / what
+    if what == "not-a-campaign":
+        path.mkdir()
+        (path / "notes.txt").write_text("hello\n")
+    elif what in ("corrupt-finding", "finding-without-signature"):
+        folder = path / "findings" / "0001-crash-abc"
+        folder.mkdir(parents=True)
+        (path / "campaign.json").write_text("{}\n")
+        (folder / "finding.json").write_text("{not json" if what == "corrupt-finding" else "[]")
+        path = folder / "finding.json"  # the file the message must name
+    elif what == "binary":
+        path.write_bytes(b"\xff\xfe\x00crash")
+    return tmp_path / what, path
+
+
+@pytest.mark.parametrize("what", ["missing", "not-a-campaign", "corrupt-finding", "finding-without-signature",
+                                  "binary"])
+def test_bad_known_file_is_one_clear_error(tmp_path, what):
+    given, named = _bad_known(tmp_path, what)
+    proc = run_hirfuzz("--known", given, "--iterations", "1", "--out", tmp_path / "o")
+    assert proc.returncode == 2
+    assert_clean_error(proc, str(named), "--known")
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert not (tmp_path / "o").exists()  # nothing written before the error

@@ -30,7 +30,7 @@ def violation_for(specs, op, kind, seed=0, tries=30):
 
 def run_case(specs, graph, violation, seed=0):
     plan = violation_plan(violation, graph, specs)
-    inputs = draw_inputs(graph, violation.to_json(), np.random.default_rng(seed))
+    inputs, _ = draw_inputs(graph, violation.to_json(), specs, np.random.default_rng(seed))
     answer = execute_case({"graph": graph.to_json(), "calls": call_records(graph, specs), "violation": plan,
                            "run": True, "inputs": [encode_array(a) for a in inputs]}, load_dialect("relax"))
     return classify(answer, violation.to_json()), answer
@@ -122,3 +122,47 @@ def test_disruptive_campaign_end_to_end(tmp_path):
     for f in s["findings"]:
         assert f["kind"] in ("poor-diagnostic", "crash", "silent-acceptance")
         assert f["oracle"] == "disruptive"
+
+
+def valid_part_that_may_trap():
+    """A valid part with an integer division and a take with indices (each traps, or reads
+    out of bounds, on default-domain inputs), and a violation consuming both."""
+    from hirfuzz.core.graph import Ref
+    from hirfuzz.core.violations import Violation
+    g = Graph()
+    for i, (shape, dtype) in enumerate([((3, 4), "int32"), ((3, 4), "int32"), ((5,), "float32"), ((6,), "int64")]):
+        g.add(Node(i, "var", [TensorType(shape, dtype)]))
+    g.add(Node(4, "op", [TensorType((3, 4), "int32")], op="floor_divide", dtype="int32", inputs=[Ref(0), Ref(1)]))
+    g.add(Node(5, "op", [TensorType((3, 4), "int32")], op="divide", dtype="int32", inputs=[Ref(0), Ref(1)]))
+    g.add(Node(6, "op", [TensorType((6,), "float32")], op="take", dtype="float32", inputs=[Ref(2), Ref(3)],
+               attrs={"axis": 0, "mode": "fast"}))
+    return g, Violation("dtype-mismatch", "add", "int32", [Ref(4), Ref(6)], {}, "hand-picked")
+
+
+def test_disruptive_inputs_keep_the_valid_part_in_its_domain(specs):
+    """The valid part's inputs come from the in-domain search (issue 15's false alarm 2:
+    a division by zero or an index out of range there crashed the program, and the crash
+    was blamed on the violation); default-domain draws would break these within a few seeds."""
+    from hirfuzz.campaign.cases import CaseMaker
+    from hirfuzz.campaign.coordinator import Settings
+    from hirfuzz.dialects import dialect_info
+    graph, v = valid_part_that_may_trap()
+    maker = CaseMaker(Settings(mode="disruptive"), specs, dialect_info("relax"), None)
+    disruption = {"violation": v.to_json(), "plan": violation_plan(v, graph, specs)}
+    for index in range(20):
+        case = maker.make_case(index, graph, disruption)
+        a, b, x, indices = case.inputs
+        assert np.all(b != 0), f"case {index}: division by zero"
+        assert np.all((0 <= indices) & (indices < x.shape[0])), f"case {index}: index out of range"
+        assert case.comparable and not case.unmet_op
+
+
+def test_a_lied_variable_keeps_its_real_shape_beside_in_domain_inputs(specs):
+    from hirfuzz.core.graph import Ref
+    graph, _ = valid_part_that_may_trap()
+    lied = graph.add(Node(7, "var", [TensorType((3, 4), "float32")]))
+    lie = {"kind": "match-cast-lie", "lie": {"var": lied.id, "actual": [3, 5]}}
+    values, chosen = draw_inputs(graph, lie, specs, np.random.default_rng(0))
+    assert values[-1].shape == (3, 5) and values[-1].dtype == np.float32
+    assert np.all(values[1] != 0) and chosen.comparable
+    assert Ref(lied.id) in chosen.facts  # the search saw the lied variable as declared

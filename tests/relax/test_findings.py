@@ -24,9 +24,9 @@ def plant(tmp_path, text):
     return d
 
 
-def campaign(tmp_path, specs, n=2):
+def campaign(tmp_path, specs, n=2, ops=2):
     out = tmp_path / "out"
-    proc = run_hirfuzz("--specs", specs, "--iterations", n, "--ops", 2, "--out", out, "--no-progress")
+    proc = run_hirfuzz("--specs", specs, "--iterations", n, "--ops", ops, "--out", out, "--no-progress")
     assert proc.returncode == 0, proc.stderr
     return out, json.loads((out / "summary.json").read_text())
 
@@ -109,3 +109,48 @@ def test_a_hang_is_confirmed_on_cpu_time_not_on_a_slow_wall_clock(tmp_path):
     assert seen["spin"].reproduced and "CPU time" in seen["spin"].observed
     assert not seen["slow"].reproduced and seen["slow"].observed == f"{MARK} ok"
     assert seen["asleep"].reproduced and seen["asleep"].observed == "hang"
+
+
+# this "log" gives NaN on every input the search can draw (as a spec that forgot its
+# domain would): no draw keeps it in its domain
+UNMEETABLE = """
+ops:
+  - name: abs
+    inputs: [x]
+    dtypes: [float32]
+    reference: np.abs(x)
+  - name: log
+    inputs: [x]
+    dtypes: [float32]
+    reference: np.log(x - 1000)
+"""
+
+
+def test_summary_counts_cases_compared_fully_and_ops_whose_domain_was_not_met(tmp_path):
+    out, summary = campaign(tmp_path, plant(tmp_path, UNMEETABLE), n=6, ops=1)
+    unmet = summary["domain_unmet"]
+    assert set(unmet) == {"log"} and 0 < unmet["log"] < 6
+    # every case either kept each op in its domain and was compared in full, or met sqrt
+    assert summary["compared_fully"] + unmet["log"] == summary["cases"] == 6
+    assert summary["findings"] == []
+    report = (out / "report.md").read_text()
+    assert f"{summary['compared_fully']} with every result" in report and "| log | " in report
+
+
+def test_known_findings_of_an_earlier_campaign_are_counted_not_filed_again(tmp_path):
+    """--known: a nightly campaign told what earlier ones found files only what is new."""
+    first, before = campaign(tmp_path, plant(tmp_path, BOOL_ADD), n=3)
+    [found] = before["findings"]
+    signatures = tmp_path / "known.txt"
+    signatures.write_text(f"# from the first campaign\n\n{found['signature']}\n")
+    for name, known in (("from-folder", first), ("from-list", signatures)):
+        out = tmp_path / name
+        proc = run_hirfuzz("--specs", tmp_path / "specs", "--iterations", 3, "--ops", 2, "--out", out,
+                           "--no-progress", "--known", known)
+        assert proc.returncode == 0, proc.stderr
+        s = json.loads((out / "summary.json").read_text())
+        assert s["findings"] == [] and s["pending"] == [] and s["unconfirmed"] == [], name
+        assert s["known_hits"] == 3 and s["known_hits_by_signature"] == {found["signature"]: 3}, name
+        assert not (out / "findings").exists() and not list((out / "pending").glob("*")), name
+        assert "known findings (--known): 3 hits of 1" in proc.stdout
+        assert "Known findings hit again" in (out / "report.md").read_text()

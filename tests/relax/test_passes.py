@@ -171,3 +171,18 @@ def test_cuda_is_skipped_with_one_line_without_a_gpu(tmp_path):
     assert proc.stderr.count("skipping the cuda target") == 1
     alone = run_hirfuzz("--target", "cuda", "--iterations", 1, "--out", tmp_path / "p")
     assert alone.returncode == 2 and "no usable target" in alone.stderr
+
+
+def test_a_known_pass_order_finding_is_counted_once_its_sequence_is_minimised(tmp_path):
+    """A pass-order wrong result is keyed on its minimal sequence: a later campaign that
+    knows it (--known) minimises the sequence it drew, then counts a hit and files nothing."""
+    seq = "FoldConstant,PlantedChangeConstant,CanonicalizeBindings"
+    first = planted_campaign(tmp_path, seq)
+    out = tmp_path / "again"
+    proc = run_hirfuzz("--passes", PLANTED, "--pass-seq", seq, "--iterations", 4, "--ops", 8, "--out", out,
+                       "--seed", 0, "--known", tmp_path / "out", *SMALL)
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["findings"] == [] and s["unconfirmed"] == [] and s["pending"] == []
+    assert list(s["known_hits_by_signature"]) == [first["findings"][0]["signature"]]
+    assert s["known_hits"] == first["findings"][0]["hits"]
