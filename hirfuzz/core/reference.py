@@ -538,8 +538,9 @@ def mean(x, axis=None, keepdims=False):
     count = x.size // max(total.size, 1) if x.size else 1
     if x.dtype.kind == "u":
         return total // x.dtype.type(count)
-    q = np.abs(total.astype(object)) // count
-    return np.where(total < 0, -q, q).astype(x.dtype)
+    t = np.asarray(total).astype(object)         # Python integers: -INT_MIN does not wrap
+    q = np.where(t < 0, -((-t) // count), t // count)
+    return np.asarray(q).astype(x.dtype)
 
 
 def overflow_undefined(spec, dtype: str, env: dict) -> bool:

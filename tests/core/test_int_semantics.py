@@ -3,7 +3,7 @@
 TVM's LLVM codegen emits 8- and 16-bit integer add/sub/mul plainly (they wrap) and 32- and
 64-bit ones with nsw/nuw (an overflow is poison: undefined). So an 8/16-bit overflow is
 compared with a wrapping reference, a 32/64-bit one is never compared, and neither is a shift
-by the bit width or more. tests/relax/test_int_semantics.py checks the same cases in TVM.
+by the bit width or more. tests/relax/test_relax_int_semantics.py checks the same cases in TVM.
 """
 import numpy as np
 import pytest
@@ -158,3 +158,8 @@ def test_every_op_that_can_overflow_says_how(dialect_specs):
     for name, op in dialect_specs.ops.items():
         if name in arithmetic and any(d.startswith(("int", "uint")) for d in op.dtypes):
             assert op.overflow is not None, name
+
+
+def test_mean_of_a_sum_equal_to_the_minimum():
+    x = np.array([-2 ** 62, -2 ** 62 + 1, -1], dtype="int64")      # sums to INT64_MIN exactly
+    assert int(ref.mean(x)) == -(2 ** 63 // 3)
