@@ -494,6 +494,11 @@ def dtype_max(dtype: str):
     return np.iinfo(dtype).max if is_int(dtype) else float(np.finfo(dtype).max)
 
 
+def dtype_bits(dtype: str) -> int:
+    """The width of a dtype in bits (bool: 1)."""
+    return 1 if dtype == "bool" else int(np.dtype(dtype).itemsize * 8)
+
+
 def einsum_shape(subscripts, shapes) -> list:
     """The result shape of ``np.einsum(subscripts, *operands)`` (explicit ``->`` form)."""
     lhs, out = subscripts.split("->")
@@ -584,7 +589,7 @@ FUNCTIONS: dict[str, Callable] = {
     "expand_shape": expand_shape, "squeeze_shape": squeeze_shape, "tile_shape": tile_shape,
     "matmul_shape": matmul_shape,
     "is_float": is_float, "is_int": is_int, "is_signed": is_signed,
-    "dtype_min": dtype_min, "dtype_max": dtype_max,
+    "dtype_min": dtype_min, "dtype_max": dtype_max, "dtype_bits": dtype_bits,
     "einsum_shape": einsum_shape, "einsum_consistent": einsum_consistent,
     "layout_map": layout_map, "layout_shape": layout_shape,
 }

@@ -444,6 +444,117 @@ def conv1d(data, weight, stride, padding, dilation, groups=1):
     return out[:, :, 0, :]
 
 
+# --- integer overflow: what TVM computes (see `overflow` in spec.py) --------------------------
+#
+# TVM's LLVM codegen (src/target/llvm/codegen_llvm.cc, DEFINE_CODEGEN_BINARY_OP, in 0.19 and
+# 0.27 alike) emits add, sub and mul of 32- and 64-bit integers with LLVM's nsw (signed) or
+# nuw (unsigned) flag: an overflow there is poison, which LLVM may and does exploit (fused,
+# `x + 1 > x` is always true for int32), so such a result is undefined and never compared.
+# 8- and 16-bit integers get plain add/sub/mul and wrap, as the reference computes them.
+
+def _exact(x) -> np.ndarray:
+    """`x` as Python integers: arithmetic on them never wraps."""
+    return np.asarray(x).astype(object)
+
+
+def _signed(*xs) -> bool:
+    return any(np.asarray(x).dtype.kind == "i" for x in xs)
+
+
+def _span_of(v) -> list:
+    v = np.asarray(v, dtype=object)
+    if v.size == 0:
+        return [0, 0]
+    return [int(v.min()), int(v.max())]
+
+
+def exact_span(fn, *xs):
+    """[lo, hi] of an elementwise integer op's exact (unwrapped) result."""
+    with np.errstate(all="ignore"):
+        return _span_of(fn(*[_exact(x) for x in xs]))
+
+
+def sum_span(x, axis=None):
+    """[lo, hi] bounding every partial sum of the summed elements, in any order: the sum of
+    the negative ones and the sum of the positive ones (over each reduced group)."""
+    e = _exact(x)
+    if e.size == 0:
+        return [0, 0]
+    axis = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+    pos = np.sum(np.where(e > 0, e, 0), axis=axis)
+    neg = np.sum(np.where(e < 0, e, 0), axis=axis)
+    return [int(np.min(neg)), int(np.max(pos))]
+
+
+def prod_span(x, axis=None):
+    """[lo, hi] bounding every partial product of the multiplied elements, in any order."""
+    e = _exact(x)
+    if e.size == 0:
+        return [0, 1]
+    axis = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+    m = int(np.max(np.prod(np.maximum(np.abs(e), 1), axis=axis)))
+    return [-m if _signed(x) else 0, m]
+
+
+def abs_span(fn, *xs):
+    """[lo, hi] bounding every partial sum of products of a contraction `fn` (matmul,
+    einsum...) in any order: `fn` of the operands' magnitudes bounds them all."""
+    arrays = [x for x in xs if not isinstance(x, str)]   # np.einsum's subscripts pass as they are
+    m = _span_of(fn(*[x if isinstance(x, str) else np.abs(_exact(x)) for x in xs]))[1]
+    return [-m if _signed(*arrays) else 0, m]
+
+
+def dot_span(a, b, terms):
+    """[lo, hi] bounding every partial sum of up to `terms` products of an element of `a`
+    and one of `b` (a convolution's window)."""
+    ea, eb = _exact(a), _exact(b)
+    m = (int(np.max(np.abs(ea))) if ea.size else 0) * (int(np.max(np.abs(eb))) if eb.size else 0) * int(terms)
+    return [-m if _signed(a, b) else 0, m]
+
+
+def scatter_span(data, updates, reduction):
+    """[lo, hi] bounding every value a scatter with `reduction` passes through: a data
+    element combined with any of the updates, in any order."""
+    d, u = _exact(data), _exact(updates)
+    if reduction == "add":
+        lo = min(0, int(d.min()) if d.size else 0) + int(np.sum(np.where(u < 0, u, 0)))
+        hi = max(0, int(d.max()) if d.size else 0) + int(np.sum(np.where(u > 0, u, 0)))
+        return [lo, hi]
+    if reduction == "mul":
+        m = (int(np.max(np.abs(d))) if d.size else 1) * int(np.prod(np.maximum(np.abs(u), 1)))
+        return [-m if _signed(data, updates) else 0, m]
+    return [0, 0]       # update, min, max: nothing is computed
+
+
+def mean(x, axis=None, keepdims=False):
+    """TVM's mean: for integers the sum in the input dtype (wrapping) divided by the count,
+    truncated towards zero (a signed division; unsigned for unsigned inputs); floats as np.mean."""
+    x = np.asarray(x)
+    axis = tuple(axis) if isinstance(axis, (list, tuple)) else axis
+    if x.dtype.kind not in "iu":
+        return np.mean(x, axis=axis, keepdims=keepdims)
+    with np.errstate(all="ignore"):
+        total = np.sum(x, axis=axis, keepdims=keepdims, dtype=x.dtype)
+    count = x.size // max(total.size, 1) if x.size else 1
+    if x.dtype.kind == "u":
+        return total // x.dtype.type(count)
+    t = np.asarray(total).astype(object)         # Python integers: -INT_MIN does not wrap
+    q = np.where(t < 0, -((-t) // count), t // count)
+    return np.asarray(q).astype(x.dtype)
+
+
+def overflow_undefined(spec, dtype: str, env: dict) -> bool:
+    """Whether TVM's result of this op is undefined for these inputs: a 32- or 64-bit
+    integer computation whose `overflow` bounds leave its dtype (nsw/nuw poison)."""
+    if spec.overflow is None or not dtype.startswith(("int", "uint")):
+        return False
+    info = np.iinfo(dtype)
+    if info.bits < 32:
+        return False
+    lo, hi = spec.overflow(env)
+    return int(lo) < int(info.min) or int(hi) > int(info.max)
+
+
 HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
            "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf,
            "cumsum": cumsum, "max_pool2d_tvm": max_pool2d_tvm}
@@ -459,7 +570,9 @@ HELPERS.update({"conv1d": conv1d,
                 "argsort": argsort, "sort": sort, "topk": topk,
                 "gather_elements": gather_elements, "gather_nd": gather_nd,
                 "scatter_elements": scatter_elements, "scatter_nd": scatter_nd, "one_hot": one_hot,
-                "log_add_exp": log_add_exp, "cumprod": cumprod, "round_half_away": round_half_away})
+                "log_add_exp": log_add_exp, "cumprod": cumprod, "round_half_away": round_half_away,
+                "mean": mean, "exact_span": exact_span, "sum_span": sum_span, "prod_span": prod_span,
+                "abs_span": abs_span, "dot_span": dot_span, "scatter_span": scatter_span})
 
 
 # --- interpreting a graph ---------------------------------------------------------------------
@@ -472,7 +585,8 @@ class TensorFacts:
     rtol: float
     atol: float
     magnitude: float     # largest |value| on its path, to scale atol
-    failed: bool = False  # the reference could not compute it (inputs outside the domain)
+    failed: bool = False  # the reference could not compute it (inputs outside the domain),
+    #                       or TVM's result is undefined (an integer overflow it leaves undefined)
 
 
 def _magnitude(a: np.ndarray) -> float:
@@ -532,7 +646,9 @@ def interpret(graph: Graph, specs, leaf_values: dict[int, np.ndarray]) -> dict[R
         try:
             env = op_env(spec, node, graph, values)
             outs = run_op(spec, node, env)
-            failed = any(f.failed for f in ins)
+            # an undefined result (integer overflow TVM leaves undefined) is not compared,
+            # as one computed from inputs outside the domain is not
+            failed = any(f.failed for f in ins) or overflow_undefined(spec, node.dtype, env)
         except Exception:  # noqa: BLE001 - e.g. an index input outside its domain: the case
             # is then judged by find_violations (not comparable below, never run if it may trap)
             outs = [np.zeros(t.shape, dtype=t.dtype) for t in node.outputs]

@@ -19,6 +19,12 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
 - ``amplification``: for an op that may amplify its own rounding (a variance computed
   as E[x²] - E[x]² cancels), an expression over the inputs giving by how much; the
   tolerance of its result grows to that many times the dtype's rounding unit.
+- ``overflow``: for an integer op whose result can overflow, an expression over the inputs
+  giving ``[lo, hi]``, bounds (exact integers) on every value its integer computation passes
+  through, in any order of evaluation (``ref.sum_span``, ``ref.prod_span``, ``ref.exact_span``,
+  ``ref.abs_span``, ``ref.dot_span``). TVM's LLVM codegen marks 32- and 64-bit integer add,
+  sub and mul nsw/nuw, so an overflow there is undefined: a result whose bounds leave such a
+  dtype is not compared. 8- and 16-bit integers wrap, and the reference must wrap alike.
 - ``may_trap``: an input outside the domain can trap at run time (integer division by
   zero raises SIGFPE), so a case with such an input is built but never run.
 - ``traits``: algebraic properties the mutators rely on, a list drawn from
@@ -57,7 +63,7 @@ ALL_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uin
 DEFAULT_SPEC_DIR = Path(str(files("hirfuzz") / "opspecs"))  # package data
 
 _OP_KEYS = {"name", "relax", "inputs", "dtypes", "attrs", "solve", "constraints", "output",
-            "reference", "tolerance", "amplification", "exact", "continuous", "may_trap", "call",
+            "reference", "tolerance", "amplification", "overflow", "exact", "continuous", "may_trap", "call",
             "note", "dialects", "traits"}
 TRAITS = ("elementwise", "commutative", "associative")
 _DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note"}
@@ -120,6 +126,7 @@ class OpSpec:
     base_note: str = ""
     note: str = ""
     traits: tuple[str, ...] = ()                                  # drawn from TRAITS
+    overflow: E.Compiled | None = None    # integer overflow bounds: [lo, hi] over the inputs
     dialect: str = "relax"                                        # the dialect resolved for
     spellings: dict[str, Spelling] = field(default_factory=dict)  # every dialect that has it
 
@@ -358,6 +365,7 @@ def _read_op(path: str, entry: Any, namespaces) -> OpSpec:
         call_args=None, call_kwargs=None, source=path, note=str(entry.get("note", "")),
         spellings=spellings, base_dtypes=tuple(dtypes), base_reference=reference,
         base_note=str(entry.get("note", "")), traits=tuple(traits),
+        overflow=r.expr("overflow", entry["overflow"]) if "overflow" in entry else None,
     )
     return op.for_dialect("relax") if "relax" in spellings else op
 

@@ -1,0 +1,99 @@
+"""Integer semantics against apache-tvm 0.27: single-op programs with overflowing inputs.
+
+Where the reference compares a result (8- and 16-bit wrap-around, exact 64-bit means,
+shifts inside the width), TVM computes exactly the reference's value. Where it does not
+(a 32/64-bit overflow), TVM's result is undefined: the last tests show LLVM exploiting it.
+"""
+import numpy as np
+import pytest
+import tvm
+from tvm import relax
+
+from hirfuzz.core.calls import call_records
+from hirfuzz.core.graph import Graph, Node, Ref, TensorType
+from hirfuzz.core.reference import interpret
+from hirfuzz.dialects.relax.compile import build_module
+from hirfuzz.dialects.relax.lower import lower_graph
+from hirfuzz.dialects.relax.run import run_module
+from hirfuzz.protocol import make_config
+
+
+def run_both(specs, op, dtype, *values, out_shape=None, **attrs):
+    """(reference facts, TVM's result) of `op` on variables holding `values`."""
+    g = Graph()
+    arrays = [np.asarray(v, dtype=dtype) for v in values]
+    for arr in arrays:
+        g.add(Node(len(g.nodes), "var", [TensorType(arr.shape, dtype)]))
+    shape = out_shape if out_shape is not None else arrays[0].shape
+    g.add(Node(len(g.nodes), "op", [TensorType(tuple(shape), dtype)], op=op, dtype=dtype,
+               inputs=[Ref(i) for i in range(len(arrays))], attrs=attrs))
+    facts = interpret(g, specs, dict(enumerate(arrays)))[Ref(len(arrays))]
+    config = make_config()
+    executable = build_module(lower_graph(g, call_records(g, specs)), config)
+    got = run_module(executable, config, arrays)
+    return facts, np.asarray(got[0] if isinstance(got, (list, tuple)) else got)
+
+
+U64 = 2 ** 63
+
+# (op, dtype, inputs, out_shape, attrs): each overflows in a way TVM defines
+COMPARED = [
+    ("sum", "int8", [[100, 100, 100]], (), {"axis": None, "keepdims": False}),
+    ("sum", "uint16", [[60000, 60000]], (), {"axis": None, "keepdims": False}),
+    ("prod", "int16", [[2 ** 10, 2 ** 10, 3]], (), {"axis": None, "keepdims": False}),
+    ("cumsum", "int16", [[30000, 30000, 10]], None, {"axis": 0, "exclusive": False}),
+    ("cumsum", "int8", [[100, 100, 100]], None, {"axis": 0, "exclusive": True}),
+    ("cumprod", "uint8", [[16, 16, 3]], None, {"axis": 0, "exclusive": False}),
+    ("add", "int8", [[120, -100], [100, -100]], None, {}),
+    ("subtract", "uint8", [[1, 2], [2, 200]], None, {}),
+    ("multiply", "int16", [[300, -300], [300, 300]], None, {}),
+    ("square", "uint16", [[300, 1000]], None, {}),
+    ("abs", "int8", [[-128, -5]], None, {}),
+    ("negative", "int16", [[-32768, 5]], None, {}),
+    ("mean", "uint64", [[2 ** 62 + 1, 2 ** 62 + 3]], (), {"axis": None, "keepdims": False}),
+    ("mean", "int64", [[[-7, -2], [7, 2]]], (2,), {"axis": [1], "keepdims": False}),
+    ("mean", "int64", [[-2 ** 62, -2 ** 62 + 1, -1]], (), {"axis": None, "keepdims": False}),
+    ("left_shift", "int8", [[1, 3, -1], [7, 6, 7]], None, {}),
+    ("left_shift", "uint64", [[1, 3], [63, 62]], None, {}),
+    ("right_shift", "int32", [[-2 ** 31, 5], [31, 1]], None, {}),
+    ("right_shift", "uint16", [[65535, 5], [15, 1]], None, {}),
+    ("matmul", "int8", [[[100, 100]], [[100], [3]]], (1, 1), {}),
+]
+
+
+@pytest.mark.parametrize("op,dtype,values,out_shape,attrs", COMPARED,
+                         ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(COMPARED)])
+def test_tvm_computes_what_the_reference_compares(specs, op, dtype, values, out_shape, attrs):
+    facts, got = run_both(specs, op, dtype, *values, out_shape=out_shape, **attrs)
+    assert facts.stable and not facts.failed, "the reference should compare this case"
+    assert got.dtype == facts.value.dtype and np.array_equal(got, facts.value), (got, facts.value)
+
+
+def test_the_uint64_mean_false_alarm(specs):
+    """The sum wraps: TVM's value is the wrapped sum over the count, which the reference now
+    computes too (not np.mean cast back, which gave 2**62); but the wrap is nuw poison, so it
+    is not compared."""
+    facts, got = run_both(specs, "mean", "uint64", [U64, U64, 5, 7], out_shape=(), axis=None, keepdims=False)
+    assert int(got) == int(facts.value) == 3
+    assert facts.failed and not facts.stable
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "uint32", "uint64"])
+def test_wide_overflow_is_undefined_in_tvm(dtype):
+    """Why a 32/64-bit overflow is never compared: fused into one kernel, LLVM exploits the
+    nsw/nuw flags TVM's codegen puts on add, so `x + 1 > x` holds even for the maximum."""
+    x = np.array([np.iinfo(dtype).max, 5], dtype=dtype)
+    bb = relax.BlockBuilder()
+    p = relax.Var("x", relax.TensorType(x.shape, dtype))
+    with bb.function("main", [p]):
+        with bb.dataflow():
+            out = bb.emit_output(relax.op.greater(relax.op.add(p, relax.const(1, dtype)), p))
+        bb.emit_func_output(out)
+    mod = tvm.ir.transform.Sequential([
+        relax.transform.LegalizeOps(), relax.transform.AnnotateTIROpPattern(),
+        relax.transform.FuseOps(), relax.transform.FuseTIR()])(bb.get())
+    vm = relax.VirtualMachine(relax.build(mod, target="llvm"), tvm.cpu())
+    got = vm["main"](tvm.runtime.tensor(x)).numpy()
+    with np.errstate(over="ignore"):
+        wrapped = (x + np.array(1, dtype=dtype)) > x
+    assert got.tolist() == [True, True] and wrapped.tolist() == [False, True]
