@@ -44,6 +44,21 @@ def test_drawn_sequences_respect_requires_and_ends(catalog):
     assert "PartialEvaluate" in seen
 
 
+def test_fusion_comes_after_simplify_inference(catalog):
+    """dropout or instance_norm fused before SimplifyInference have no compute: a pass-order
+    precondition that campaigns reported as TVM crashes."""
+    rng = np.random.default_rng(1)
+    fused = 0
+    for _ in range(300):
+        names = [s["name"] for s in draw_sequence(catalog, rng, max_len=8, only_preserving=False)]
+        if "FuseOps" in names:
+            fused += 1
+            assert "SimplifyInference" in names[:names.index("FuseOps")], names
+    assert fused > 0
+    with pytest.raises(HirfuzzError, match="inference-simplified"):
+        parse_sequence("FuseOps", catalog)
+
+
 def test_a_pass_that_ends_a_property_unmeets_it(catalog):
     assert parse_sequence("ToANormalForm,PartialEvaluate", catalog)
     with pytest.raises(HirfuzzError, match="PartialEvaluate"):
