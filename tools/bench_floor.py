@@ -1,6 +1,6 @@
 """Benchmark: how close a campaign's worker time comes to TVM's own build and load cost.
 
-    python tools/bench_floor.py [--cases 20] [--ops 20] [--seed 7] [--no-cache]
+    python tools/bench_floor.py [--cases 20] [--ops 20] [--seed 7] [--no-cache] [--repeat 1]
 
 Runs a short Relax campaign (--jobs 1, no reduction or reproducer checks, so the figure is
 fuzzing alone), keeping each case it judged. Then, in this process, for the same cases:
@@ -13,7 +13,9 @@ worker's time on it plus the pipe (stats.jsonl "timings": worker + transfer), an
     floor_ratio = campaign time over all cases / floor
 
 is printed last (issue 17's target: at most 1.25). TVM runs single-threaded here as in
-workers (TVM_NUM_THREADS=1). The machine is shared: compare figures of one run.
+workers (TVM_NUM_THREADS=1). The machine is shared and its load swings (3x seen between
+two runs a minute apart): --repeat N runs campaign and floor N times, one after the
+other, and prints the median ratio of the pairs.
 """
 from __future__ import annotations
 
@@ -102,9 +104,18 @@ def main(argv=None) -> int:
     parser.add_argument("--ops", type=int, default=20)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-cache", action="store_true", help="campaign without build reuse (HIRFUZZ_BUILD_CACHE=0)")
+    parser.add_argument("--repeat", type=int, default=1)
     args = parser.parse_args(argv)
     if args.no_cache:
         os.environ["HIRFUZZ_BUILD_CACHE"] = "0"
+    ratios = [measure(args) for _ in range(max(1, args.repeat))]
+    import statistics
+    print(f"floor_ratio {statistics.median(ratios):.3f}")
+    return 0
+
+
+def measure(args) -> float:
+    """One campaign and its floor; prints both, returns their ratio."""
     with tempfile.TemporaryDirectory() as tmp:
         summary, stats, cases = run_campaign(Path(tmp) / "out", args)
     campaign_s = sum(r["timings"].get("worker", 0.0) + r["timings"].get("transfer", 0.0) for r in stats)
@@ -124,8 +135,9 @@ def main(argv=None) -> int:
           f"transfer {totals.get('transfer', 0):.2f}s; builds saved {summary['builds_saved']}")
     print(f"floor (bare build + load of the same {builds} distinct builds) {floor_s:.2f}s "
           f"({floor_s / max(1, len(stats)):.3f}s/case)")
-    print(f"floor_ratio {campaign_s / floor_s:.3f}" if floor_s > 0 else "floor_ratio nan")
-    return 0
+    ratio = campaign_s / floor_s if floor_s > 0 else float("nan")
+    print(f"pair: campaign / floor {ratio:.3f}", flush=True)
+    return ratio
 
 
 if __name__ == "__main__":
