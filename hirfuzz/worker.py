@@ -12,8 +12,80 @@ import json
 import os
 import sys
 import time
+from collections import OrderedDict
 
-def execute_case(request: dict, dialect) -> dict:
+# HIRFUZZ_BUILD_CACHE: how many builds a worker keeps for reuse across cases (default
+# CACHE_SIZE); "0" turns reuse off altogether, within a case too (to compare with it on)
+CACHE_ENV = "HIRFUZZ_BUILD_CACHE"
+CACHE_SIZE = 8
+# configuration keys that do not reach the build: the passes ran before it, and which
+# module a configuration takes is in the module itself
+NOT_BUILD_SETTINGS = ("passes", "module", "plain")
+
+
+class BuildCache:
+    """Builds a worker made, reused by a module structurally equal to the one built under
+    the same build settings (target, opt level, executor, pipeline, exec mode): a pass
+    sequence that changed nothing, a mutant equal to its original, a case the reducer
+    runs again. Least recently used entries go first past `capacity`.
+
+    A reuse gives what a fresh build would: the module is compared in full
+    (`structural_equal`, after the hash), the build is loaded anew (a fresh VM or graph
+    module) and run on the case's own inputs, and a build that raised raises the same error
+    again (only for the same module and settings). A module whose hash changed while it
+    was built (a Relay build that updates its input) is not kept.
+    """
+
+    def __init__(self, capacity: int = CACHE_SIZE):
+        self.capacity = max(1, capacity)
+        self.entries: OrderedDict = OrderedDict()  # (hash, settings) -> [(module, case, result)]
+        self.case = 0  # the case being executed (a counter): reuse within it, or across cases
+
+    @staticmethod
+    def from_env() -> "BuildCache | None":
+        size = os.environ.get(CACHE_ENV, "").strip()
+        if size == "0":
+            return None
+        return BuildCache(int(size) if size.isdigit() else CACHE_SIZE)
+
+    @staticmethod
+    def key(module, config: dict) -> tuple:
+        settings = json.dumps({k: v for k, v in config.items() if k not in NOT_BUILD_SETTINGS}, sort_keys=True)
+        return (_structural_hash(module), settings)
+
+    def lookup(self, module, key: tuple):
+        """(result, "case" or "cache") for a module built before under `key`, or None."""
+        equal = _structural()[0]
+        for stored, case, result in self.entries.get(key, []):
+            # the stored module's hash again: nothing changed it since
+            if _structural_hash(stored) == key[0] and equal(stored, module):
+                self.entries.move_to_end(key)
+                return result, ("case" if case == self.case else "cache")
+        return None
+
+    def store(self, module, key: tuple, result: tuple):
+        if _structural_hash(module) != key[0]:
+            return  # the build changed the module it was given: its result is not this module's
+        self.entries.setdefault(key, []).append((module, self.case, result))
+        self.entries.move_to_end(key)
+        while len(self.entries) > self.capacity:
+            self.entries.popitem(last=False)
+
+
+def _structural():
+    """(structural_equal, structural_hash): in tvm.ir up to TVM 0.19, in tvm_ffi since."""
+    import tvm
+    if hasattr(tvm.ir, "structural_equal"):
+        return tvm.ir.structural_equal, tvm.ir.structural_hash
+    import tvm_ffi
+    return tvm_ffi.structural_equal, tvm_ffi.structural_hash
+
+
+def _structural_hash(module) -> int:
+    return int(_structural()[1](module))
+
+
+def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> dict:
     """Lower and check one case, then build and run it under each configuration; never raises.
 
     A case may carry a lowering plan (functions, closures, IR features) and a mutation
@@ -21,23 +93,40 @@ def execute_case(request: dict, dialect) -> dict:
     module it builds (0: the original, 1: the mutant). The reply describes the first
     configuration (the baseline); the others' replies, of the same form, are under
     "others". A failure before building fails them all alike.
+
+    Builds are reused through `cache` (a worker's `BuildCache`; None: one for this case
+    alone, unless HIRFUZZ_BUILD_CACHE=0 turns reuse off). Besides "timings" (TVM's time:
+    "lower", then "build" with the passes and the load, and "run"), a reply has
+    "stages" (seconds per stage: lower, well_formed, mutate for the case; passes, build,
+    load, run for each configuration's reply), "builds_saved", and "reused_build"
+    ("case" or "cache") in each configuration reply that reused one.
     """
     from .protocol import decode_array, error_reply, make_config
+    if cache is None and os.environ.get(CACHE_ENV, "").strip() != "0":
+        cache = BuildCache()
+    if cache is not None:
+        cache.case += 1
     dialect.take_diagnostics()  # a new case: what earlier ones reported is not its own
     stage = "lower"
     t0 = time.perf_counter()
+    case_stages = {}
     try:
         mod = dialect.lower(request)
+        case_stages["lower"] = time.perf_counter() - t0
         stage = "well_formed"
         dialect.check_well_formed(mod)
+        case_stages["well_formed"] = time.perf_counter() - t0 - case_stages["lower"]
     except Exception as exc:  # every exception is data for the oracle
         reply = error_reply(stage, exc, dialect.take_diagnostics())
         reply["timings"] = {"lower": time.perf_counter() - t0}
+        case_stages[stage] = reply["timings"]["lower"] - case_stages.get("lower", 0.0)
+        reply["stages"] = case_stages
         return reply
     modules = [mod]
     plain = {}  # the graph lowered without its plan, for executors that take dataflow only
     mutation = request.get("mutation")
     notes = {}
+    t_mutate = time.perf_counter()
     if mutation:
         try:
             mutant, applied = dialect.mutate(mod, mutation["seed"], mutation["count"], _traits(request))
@@ -46,6 +135,8 @@ def execute_case(request: dict, dialect) -> dict:
         except Exception as exc:  # a mutator that fails or breaks the module is hirfuzz's bug
             notes["mutation_error"] = f"{type(exc).__name__}: {str(exc)[:2000]}"
     lowered = time.perf_counter() - t0
+    if mutation:
+        case_stages["mutate"] = time.perf_counter() - t_mutate
     configs = request.get("configs") or [make_config(target=request.get("target", "llvm"), dialect=dialect.name)]
     inputs = [decode_array(a) for a in request.get("inputs", [])]
     replies = []
@@ -58,16 +149,20 @@ def execute_case(request: dict, dialect) -> dict:
         if config.get("plain") and request.get("plan"):
             try:
                 if "module" not in plain:
+                    t_plain = time.perf_counter()
                     plain["module"] = dialect.lower({**request, "plan": None})
+                    case_stages["lower"] += time.perf_counter() - t_plain
             except Exception as exc:  # noqa: BLE001 - data for the oracle, as any lowering failure
                 replies.append({**error_reply("lower", exc, dialect.take_diagnostics()), "timings": {}})
                 continue
             module = plain["module"]
-        replies.append(run_config(dialect, module, config, inputs, request.get("run", True)))
+        replies.append(run_config(dialect, module, config, inputs, request.get("run", True), cache))
     replies[0]["timings"]["lower"] = lowered
     reply = replies[0]
     reply["others"] = replies[1:]
     reply.update(notes)
+    reply["case_stages"] = case_stages
+    reply["builds_saved"] = sum(1 for r in replies if r.get("reused_build"))
     return reply
 
 
@@ -91,30 +186,77 @@ def _traits(request: dict) -> dict:
     return op_traits((request.get("calls") or {}).values())
 
 
-def run_config(dialect, mod, config: dict, inputs: list, run: bool) -> dict:
+def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "BuildCache | None" = None) -> dict:
+    """Passes, build (or a reused build: `BuildCache`), load and run under one configuration.
+    "timings" keeps its meaning ("build": passes, build and load; "run"); "stages" has
+    each on its own."""
     from .dialects.base import ExecutorCannotTake
     from .protocol import encode_array, error_reply
-    timings = {}
+    timings, stages, extra = {}, {}, {}
     stage = "passes"
+    t_start = t0 = time.perf_counter()
     try:
-        t0 = time.perf_counter()
         mod = dialect.apply_passes(mod, config)
+        stages["passes"] = _lap(t0)
         stage = "build"
-        executable = dialect.build(mod, config)
-        timings["build"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        built, reused = _build(dialect, mod, config, cache)
+        stages["build"] = _lap(t0)
+        if reused:
+            extra["reused_build"] = reused
+        if built[0] == "error":  # a failed build, made again or replayed: the same error
+            timings["build"] = _lap(t_start)
+            return {**built[1], "timings": timings, "stages": stages, **extra}
+        stage = dialect.load_stage
+        t0 = time.perf_counter()
+        executable = dialect.load(built[1], config)
+        stages["load"] = _lap(t0)
+        timings["build"] = _lap(t_start)
         outputs = []
         if run:
             stage = "run"
             t0 = time.perf_counter()
             outputs = dialect.run(executable, config, inputs)
-            timings["run"] = time.perf_counter() - t0
+            timings["run"] = stages["run"] = _lap(t0)
     except ExecutorCannotTake as exc:
-        return {"status": "skipped", "reason": str(exc), "timings": timings}
+        return {"status": "skipped", "reason": str(exc), "timings": timings, "stages": stages}
     except Exception as exc:
         reply = error_reply(stage, exc, dialect.take_diagnostics())
         reply["timings"] = timings
+        reply["stages"] = stages
+        reply.update(extra)
         return reply
-    return {"status": "ok", "outputs": [encode_array(o) for o in outputs], "timings": timings}
+    return {"status": "ok", "outputs": [encode_array(o) for o in outputs], "timings": timings, "stages": stages,
+            **extra}
+
+
+def _lap(t0: float) -> float:
+    return time.perf_counter() - t0
+
+
+def _build(dialect, mod, config: dict, cache: "BuildCache | None") -> tuple:
+    """(("ok", build) or ("error", error reply), None or where a reused build came from).
+    ExecutorCannotTake passes through: it is no build result."""
+    from .dialects.base import ExecutorCannotTake
+    from .protocol import error_reply
+    key = None
+    if cache is not None:
+        try:
+            key = cache.key(mod, config)
+            found = cache.lookup(mod, key)
+        except Exception:  # noqa: BLE001 - hashing is no stage of TVM's under test: build without
+            cache = found = None
+        if found is not None:
+            return found
+    try:
+        result = ("ok", dialect.build(mod, config))
+    except ExecutorCannotTake:
+        raise
+    except Exception as exc:  # noqa: BLE001 - data for the oracle
+        result = ("error", error_reply("build", exc, dialect.take_diagnostics()))
+    if cache is not None:
+        cache.store(mod, key, result)
+    return result, None
 
 
 def serve(dialect_name: str) -> int:
@@ -134,16 +276,23 @@ def serve(dialect_name: str) -> int:
         proto_out.write(json.dumps(hello) + "\n")
         return 1
     proto_out.write(json.dumps(hello) + "\n")
+    cache = BuildCache.from_env()
     for line in sys.stdin:
         if not line.strip():
             continue
+        t_read = time.perf_counter()
         request = json.loads(line)
+        t_start = time.perf_counter()
         if request.get("kind") == "test-crash" or _has_edge(request.get("graph"), request.get("crash_if_edge")):
             _test_crash(request)  # test-only hooks: see campaign.cases._plant
         if request.get("kind") == "render":
             reply = render_case(request, dialect)
         else:
-            reply = execute_case(request, dialect)
+            reply = execute_case(request, dialect, cache)
+        # the worker's own time, and its decoding of the request: the rest of the round
+        # trip is the pipe's (campaign.sandbox)
+        reply["worker_s"] = time.perf_counter() - t_start
+        reply["decode_s"] = t_start - t_read
         reply["case"] = request.get("case")
         reply["rss_kb"] = _rss_kb()
         proto_out.write(json.dumps(reply) + "\n")

@@ -48,6 +48,7 @@ class Case:
     lowering: dict = field(default_factory=dict)  # {"plan": LoweringPlan JSON, "mutation": {...}}
     request: dict = field(default_factory=dict)
     cross: "Case | None" = None  # a cross-IR campaign's half of it in the second IR (campaign.cross)
+    timings: dict = field(default_factory=dict)  # seconds making it: generate, inputs, prepare
 
     @property
     def comparable(self) -> bool:
@@ -94,8 +95,10 @@ class CaseMaker:
             graph = generate_graph(self.specs, self.gen_rng, self.s.ops, self.coverage, guided=self.s.guided,
                                    ops=self.s.only_ops, dtypes=self.s.dtypes, stats=self.gen_stats)
         gen_ms = (time.perf_counter() - t0) * 1000
+        t_inputs = time.perf_counter()
         # inputs have their own stream per case, so the graphs depend on the seed alone
         chosen = choose_inputs(graph, self.specs, self.case_rng(index, Stream.INPUTS))
+        t_prepare = time.perf_counter()
         inputs = [chosen.values[n.id] for n in graph.variables]
         expected = [chosen.facts[r] for r in graph.results()]
         lowering = lowering if lowering is not None else self.case_lowering(graph, index)
@@ -106,6 +109,8 @@ class CaseMaker:
                         "configs": case.configs,
                         "run": chosen.runnable, "inputs": [encode_array(a) for a in inputs], **lowering}
         _plant(case.request, index)
+        case.timings = {"generate": gen_ms / 1000, "inputs": t_prepare - t_inputs,
+                        "prepare": time.perf_counter() - t_prepare}
         return case
 
     def case_rng(self, index: int, stream: "Stream") -> np.random.Generator:
@@ -172,6 +177,7 @@ class CaseMaker:
                         "configs": case.configs, "run": True,
                         "violation": disruption["plan"], "inputs": [encode_array(a) for a in inputs]}
         _plant(case.request, index)
+        case.timings = {"generate": gen_ms / 1000, "prepare": time.perf_counter() - t0 - gen_ms / 1000}
         return case
 
     def violable_ops(self) -> list[str]:

@@ -32,6 +32,7 @@ from .reducer import PENDING, ReductionHost, Reductions
 from .report import campaign_report
 from .sandbox import Interpreter, Pool, Worker, WorkerError
 from .summary import format_summary, summary
+from .timings import add_totals, case_timings
 from .triage import finding_files
 
 __all__ = ["Campaign", "Counters", "Settings", "format_summary"]  # format_summary: for cli.py
@@ -102,6 +103,10 @@ class Counters:
     cross: dict = field(default_factory=dict)    # the second IR's statuses, and reference suspects
     domain_unmet: dict = field(default_factory=dict)  # op -> cases whose inputs could not keep it in its domain
     known: dict = field(default_factory=dict)    # signature -> hits of a finding --known names
+    stage_s: dict = field(default_factory=dict)  # seconds per stage over all cases (campaign.timings)
+    builds_saved: int = 0     # builds a worker reused instead of building again (worker.BuildCache)
+    builds_saved_across_cases: int = 0  # of which an earlier case's
+    builds_saved_reducing: int = 0  # by the reducer's trial runs (not in builds_saved)
 
     @staticmethod
     def restore(d: dict) -> "Counters":
@@ -156,6 +161,7 @@ class Campaign:
                          cross=self.cross and Interpreter(settings.cross_dialect, settings.cross_python,
                                                           settings.cross_env))
         self.in_flight: dict[int, Case] = {}
+        self._waits: dict[int, float] = {}  # case -> seconds it waited for a worker (campaign.timings)
         self.answers: dict[int, dict[str, object]] = {}  # case -> its answers so far, by IR
         self.started = time.monotonic()
         self.last_checkpoint = self.last_summary = 0.0
@@ -299,7 +305,9 @@ class Campaign:
             case = self.next_case()
             if case is None:
                 break
+            self._waits[case.index] = time.monotonic()
             self.in_flight[case.index] = case
+            self._waits[case.index] = time.monotonic() - self._waits[case.index]  # ~0: made for an idle worker
             for worker, half in zip(workers, [case, case.cross]):
                 worker.submit(case, half.request, self.s.timeout_s)
         if not self.pool.in_flight():
@@ -347,9 +355,13 @@ class Campaign:
         cross-IR campaign), record its findings, and log it."""
         if isinstance(answer, dict):
             self._count_features(case, answer)
+        t_compare = time.perf_counter()
         outcome = self.judging.classify(case, answer)
         if case.cross is not None:
             outcome = self.judge_cross(case, answer, half_answer, outcome)
+        timings, config_timings = case_timings(case, answer, self._waits.pop(case.index, 0.0),
+                                               time.perf_counter() - t_compare)
+        self._count_timings(answer, timings)
         self.counters.cases += 1
         if isinstance(answer, dict):
             self._count_worker_figures(case, answer)
@@ -364,7 +376,18 @@ class Campaign:
                 "case": case.index, "t": round(self.elapsed(), 3), "status": outcome.status_text,
                 "gen_ms": round(case.gen_ms, 3), "findings": len(self.findings),
                 "pending": len(self.reductions.pending),
-                "out_of_domain": case.out_of_domain or None, "coverage": self.coverage.counts()}) + "\n")
+                "out_of_domain": case.out_of_domain or None, "coverage": self.coverage.counts(),
+                "timings": timings, "config_timings": config_timings,
+                "builds_saved": answer.get("builds_saved", 0) if isinstance(answer, dict) else 0}) + "\n")
+
+    def _count_timings(self, answer, timings: dict):
+        """Stage totals and builds saved, for summary.json."""
+        c = self.counters
+        add_totals(c.stage_s, timings)
+        if isinstance(answer, dict):
+            c.builds_saved += answer.get("builds_saved", 0)
+            c.builds_saved_across_cases += sum(1 for r in [answer] + answer.get("others", [])
+                                               if r.get("reused_build") == "cache")
 
     def judge_cross(self, case: Case, answer, half_answer, outcome: Outcome) -> Outcome:
         """The second IR's half judged, both compared (see `cross`); its finding recorded.

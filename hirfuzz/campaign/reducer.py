@@ -326,6 +326,9 @@ class Reduction:
             answer = self.worker.run_one(case.request, self.s.timeout_s)
         except WorkerError:
             return None
+        if isinstance(answer, dict) and answer.get("builds_saved"):
+            with self.host.lock:  # a trial's baseline is often built already (worker.BuildCache)
+                self.host.counters.builds_saved_reducing += answer["builds_saved"]
         return self.host.classify(case, answer).finding
 
     def fails_alike(self, case, signature: str) -> bool:

@@ -78,6 +78,8 @@ class Worker:
         self.lent = False          # working for a reduction thread, not the pool's loop
         self.submitted = self.deadline = 0.0
         self._buffer = b""
+        self.answered_at = 0.0     # when it last answered (or died)
+        self.pipe: dict = {}       # the case in flight's pipe timings (submit, _read_nonblocking)
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -106,6 +108,7 @@ class Worker:
                 raise WorkerError(f"{self.python}: cannot run it as Python ({exc.strerror or exc})") from None
         self._buffer = b""
         self.served = 0
+        self.answered_at = 0.0  # a new process has waited for nothing yet
 
     def await_ready(self):
         hello = self._read_blocking(READY_TIMEOUT_S)
@@ -162,9 +165,13 @@ class Worker:
                 self.kill()
             self.start()
         self.case = case
+        t0 = time.perf_counter()
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
         self.proc.stdin.flush()
+        self.pipe = {"encode": time.perf_counter() - t0}  # the request's way there, then the reply's
         self.submitted = time.monotonic()
+        if self.answered_at:  # how long this worker waited for the case since its last answer
+            self.pipe["idle"] = self.submitted - self.answered_at
         self.deadline = self.submitted + timeout_s
 
     def fileno(self) -> int:
@@ -193,7 +200,8 @@ class Worker:
         return None
 
     def _finish(self, answer):
-        self.busy_s += time.monotonic() - self.submitted
+        self.answered_at = time.monotonic()
+        self.busy_s += self.answered_at - self.submitted
         self.case = None
         return answer
 
@@ -220,7 +228,13 @@ class Worker:
                 return "eof"
             self._buffer += chunk
         line, self._buffer = self._buffer.split(b"\n", 1)
-        return json.loads(line)
+        t0 = time.perf_counter()
+        got = json.loads(line)
+        if isinstance(got, dict) and self.case is not None:
+            # the reply's: its decoding, and the round trip from sending to a whole line
+            self.pipe.update(decode=time.perf_counter() - t0, round_trip=time.monotonic() - self.submitted)
+            got["pipe"] = self.pipe
+        return got
 
     def _read_blocking(self, timeout_s: float):
         deadline = time.monotonic() + timeout_s

@@ -73,6 +73,10 @@ def _times(campaign: "Campaign") -> dict:
         "worker_busy_share": round(pool.busy_s / (len(pool.workers) * max(1e-9, time.monotonic() - campaign.started)), 4),
         "worker_restarts": pool.restarts, "worker_recycles": pool.recycles,
         "worker_max_rss_mb": round(c.max_rss_kb / 1024, 1),
+        # seconds per stage over every case (campaign.timings), and the builds workers reused
+        "stage_totals_s": {k: round(v, 3) for k, v in c.stage_s.items()},
+        "builds_saved": c.builds_saved, "builds_saved_across_cases": c.builds_saved_across_cases,
+        "builds_saved_reducing": c.builds_saved_reducing,
     }
 
 

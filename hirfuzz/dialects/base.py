@@ -43,6 +43,16 @@ class Dialect(ABC):
     def build(self, module, config: dict):
         """An executable for the configuration's executor and target."""
 
+    # the stage a failure to load a build is reported at (the stage loading always ran in,
+    # so that findings keep their signatures)
+    load_stage = "build"
+
+    def load(self, built, config: dict):
+        """What `run` takes, made from what `build` returned (a VM, a graph module): the
+        step after compiling that a build reused by the worker's cache does again for each
+        run. The build itself by default."""
+        return built
+
     @abstractmethod
     def run(self, executable, config: dict, inputs: list[np.ndarray]) -> list[np.ndarray]:
         """The entry function's results on the inputs, flattened to arrays."""

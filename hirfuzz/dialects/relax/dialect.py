@@ -12,7 +12,7 @@ from ..base import Dialect
 from .compile import apply_passes, build_module
 from .lower import lower_graph
 from .mutators import mutate, prepare_for_build
-from .run import run_module
+from .run import load_vm, run_vm
 from .script import module_to_script
 from .violate import apply_violation
 
@@ -48,8 +48,13 @@ class RelaxDialect(Dialect):
         # LambdaLift where closures remain: TVM 0.27's precondition for building
         return build_module(prepare_for_build(module), config)
 
+    load_stage = "run"  # the VM was made inside run_module, and a JIT failure reported there
+
+    def load(self, built, config: dict):
+        return load_vm(built, config)
+
     def run(self, executable, config: dict, inputs: list[np.ndarray]) -> list[np.ndarray]:
-        return run_module(executable, config, inputs)
+        return run_vm(executable, config, inputs)
 
     def render(self, module):
         return module_to_script(module)

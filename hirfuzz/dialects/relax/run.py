@@ -21,7 +21,16 @@ def _flatten(value) -> list[np.ndarray]:
 
 def run_module(executable, config, inputs: list[np.ndarray]) -> list[np.ndarray]:
     """Run `main` on the configuration's device; its results flattened to a list of arrays."""
+    return run_vm(load_vm(executable, config), config, inputs)
+
+
+def load_vm(executable, config):
+    """A new VM for an executable (the first for it JIT-compiles its code, which the
+    executable then keeps: a reused build is loaded again, not compiled again)."""
+    return relax.VirtualMachine(executable, device_for(config))
+
+
+def run_vm(vm, config, inputs: list[np.ndarray]) -> list[np.ndarray]:
     dev = device_for(config)
-    vm = relax.VirtualMachine(executable, dev)
     args = [tvm.runtime.tensor(a, dev) for a in inputs]
     return _flatten(vm["main"](*args))

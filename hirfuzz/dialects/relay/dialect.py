@@ -11,7 +11,7 @@ from tvm import relay
 from ...core.graph import Graph
 from ...core.plan import LoweringPlan
 from ..base import Dialect
-from .executors import build, run
+from .executors import build, load, run
 from .lower import lower_graph
 from .ops import relay_op
 from .violate import apply_violation
@@ -68,6 +68,9 @@ class RelayDialect(Dialect):
 
     def build(self, module, config: dict):
         return build(module, config)
+
+    def load(self, built, config: dict):
+        return load(built, config)
 
     def run(self, executable, config: dict, inputs: list[np.ndarray]) -> list[np.ndarray]:
         return run(executable, config, inputs)

@@ -43,13 +43,22 @@ def language_features(mod: tvm.IRModule) -> list[str]:
 
 
 @dataclass
+class Built:
+    """What building made: a compiled library (`relay.build`, loaded into a fresh graph
+    module for each run) or `create_executor`'s function (which holds its compiled code)."""
+    kind: str
+    product: object
+    input_names: tuple = ()
+
+
+@dataclass
 class Executable:
     kind: str
     function: object    # a callable taking arrays (create_executor) or a graph module (build)
     input_names: tuple = ()   # main's parameters, which a graph module takes by name
 
 
-def build(mod: tvm.IRModule, config: dict) -> Executable:
+def build(mod: tvm.IRModule, config: dict) -> Built:
     kind = config["kind"]
     if kind in GRAPH_ONLY:
         features = language_features(mod)
@@ -60,10 +69,20 @@ def build(mod: tvm.IRModule, config: dict) -> Executable:
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
         if kind == "build":
             lib = relay.build(mod, target=config["target"])
-            names = tuple(p.name_hint for p in mod["main"].params)
-            return Executable(kind, graph_executor.GraphModule(lib["default"](dev)), names)
+            return Built(kind, lib, tuple(p.name_hint for p in mod["main"].params))
         function = relay.create_executor(kind, mod=mod, device=dev, target=config["target"]).evaluate()
-    return Executable(kind, function)
+    return Built(kind, function)
+
+
+def load(built: Built, config: dict) -> Executable:
+    """A runnable executor: a new graph module for a library (none keeps another run's
+    inputs), the function itself otherwise."""
+    if built.kind == "build":
+        dev = device_for(config)
+        with tvm.transform.PassContext(opt_level=config["opt_level"]):
+            return Executable(built.kind, graph_executor.GraphModule(built.product["default"](dev)),
+                              built.input_names)
+    return Executable(built.kind, built.product)
 
 
 def flatten(value) -> list[np.ndarray]:
