@@ -16,6 +16,7 @@ from hirfuzz.dialects.relax.compile import build_module
 from hirfuzz.dialects.relax.lower import lower_graph
 from hirfuzz.dialects.relax.run import run_module
 from hirfuzz.protocol import make_config
+from overflow_cases import OVERFLOW_CASES
 
 
 def run_both(specs, op, dtype, *values, out_shape=None, **attrs):
@@ -36,29 +37,7 @@ def run_both(specs, op, dtype, *values, out_shape=None, **attrs):
 
 U64 = 2 ** 63
 
-# (op, dtype, inputs, out_shape, attrs): each overflows in a way TVM defines
-COMPARED = [
-    ("sum", "int8", [[100, 100, 100]], (), {"axis": None, "keepdims": False}),
-    ("sum", "uint16", [[60000, 60000]], (), {"axis": None, "keepdims": False}),
-    ("prod", "int16", [[2 ** 10, 2 ** 10, 3]], (), {"axis": None, "keepdims": False}),
-    ("cumsum", "int16", [[30000, 30000, 10]], None, {"axis": 0, "exclusive": False}),
-    ("cumsum", "int8", [[100, 100, 100]], None, {"axis": 0, "exclusive": True}),
-    ("cumprod", "uint8", [[16, 16, 3]], None, {"axis": 0, "exclusive": False}),
-    ("add", "int8", [[120, -100], [100, -100]], None, {}),
-    ("subtract", "uint8", [[1, 2], [2, 200]], None, {}),
-    ("multiply", "int16", [[300, -300], [300, 300]], None, {}),
-    ("square", "uint16", [[300, 1000]], None, {}),
-    ("abs", "int8", [[-128, -5]], None, {}),
-    ("negative", "int16", [[-32768, 5]], None, {}),
-    ("mean", "uint64", [[2 ** 62 + 1, 2 ** 62 + 3]], (), {"axis": None, "keepdims": False}),
-    ("mean", "int64", [[[-7, -2], [7, 2]]], (2,), {"axis": [1], "keepdims": False}),
-    ("mean", "int64", [[-2 ** 62, -2 ** 62 + 1, -1]], (), {"axis": None, "keepdims": False}),
-    ("left_shift", "int8", [[1, 3, -1], [7, 6, 7]], None, {}),
-    ("left_shift", "uint64", [[1, 3], [63, 62]], None, {}),
-    ("right_shift", "int32", [[-2 ** 31, 5], [31, 1]], None, {}),
-    ("right_shift", "uint16", [[65535, 5], [15, 1]], None, {}),
-    ("matmul", "int8", [[[100, 100]], [[100], [3]]], (1, 1), {}),
-]
+COMPARED = OVERFLOW_CASES
 
 
 @pytest.mark.parametrize("op,dtype,values,out_shape,attrs", COMPARED,

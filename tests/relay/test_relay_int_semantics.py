@@ -13,31 +13,10 @@ from hirfuzz.core.reference import interpret
 from hirfuzz.core.spec import load_specs
 from hirfuzz.dialects import dialect_info
 from hirfuzz.protocol import decode_array, encode_array, make_config
+from overflow_cases import OVERFLOW_CASES
 from relay_env import relay_interpreter
 
-CASES = [
-    ("sum", "int8", [[100, 100, 100]], (), {"axis": None, "keepdims": False}),
-    ("sum", "uint16", [[60000, 60000]], (), {"axis": None, "keepdims": False}),
-    ("prod", "int16", [[2 ** 10, 2 ** 10, 3]], (), {"axis": None, "keepdims": False}),
-    ("cumsum", "int16", [[30000, 30000, 10]], None, {"axis": 0, "exclusive": False}),
-    ("cumsum", "int8", [[100, 100, 100]], None, {"axis": 0, "exclusive": True}),
-    ("cumprod", "uint8", [[16, 16, 3]], None, {"axis": 0, "exclusive": False}),
-    ("add", "int8", [[120, -100], [100, -100]], None, {}),
-    ("subtract", "uint8", [[1, 2], [2, 200]], None, {}),
-    ("multiply", "int16", [[300, -300], [300, 300]], None, {}),
-    ("square", "uint16", [[300, 1000]], None, {}),
-    ("abs", "int8", [[-128, -5]], None, {}),
-    ("negative", "int16", [[-32768, 5]], None, {}),
-    ("mean", "uint64", [[2 ** 62 + 1, 2 ** 62 + 3]], (), {"axis": None, "keepdims": False}),
-    ("mean", "int64", [[[-7, -2], [7, 2]]], (2,), {"axis": [1], "keepdims": False}),
-    ("mean", "int64", [[-2 ** 62, -2 ** 62 + 1, -1]], (), {"axis": None, "keepdims": False}),
-    ("left_shift", "int8", [[1, 3, -1], [7, 6, 7]], None, {}),
-    ("left_shift", "uint64", [[1, 3], [63, 62]], None, {}),
-    ("right_shift", "int32", [[-2 ** 31, 5], [31, 1]], None, {}),
-    ("right_shift", "uint16", [[65535, 5], [15, 1]], None, {}),
-    ("matmul", "int8", [[[100, 100]], [[100], [3]]], (1, 1), {}),
-    ("nn.dense", "int8", [[[100, 100]], [[100, 3]]], (1, 1), {}),
-]
+CASES = OVERFLOW_CASES + [("nn.dense", "int8", [[[100, 100]], [[100, 3]]], (1, 1), {})]
 
 
 def graph_of(op, dtype, values, out_shape, attrs):
