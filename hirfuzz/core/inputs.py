@@ -409,7 +409,8 @@ def find_violations(graph: Graph, specs, facts: dict[Ref, TensorFacts]) -> Viola
             continue
         slot, problem = _input_outside_domain(spec, node, graph, facts)
         if problem is None and any(facts[Ref(node.id, i)].failed for i in range(len(node.outputs))):
-            problem = f"the reference cannot compute node {node.id} ({node.op})"
+            problem = (f"node {node.id} ({node.op}) has no defined result: the reference cannot compute it, "
+                       "or its integer result overflows (undefined in TVM)")
         if problem is None and any(_not_finite(facts[Ref(node.id, i)].value) for i in range(len(node.outputs))):
             problem = f"node {node.id} ({node.op}) produces NaN or Inf"
         if problem is None:
