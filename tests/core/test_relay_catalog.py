@@ -44,19 +44,20 @@ def test_drawn_sequences_respect_requires_and_ends(catalog):
     assert "PartialEvaluate" in seen
 
 
-def test_fusion_comes_after_simplify_inference(catalog):
-    """dropout or instance_norm fused before SimplifyInference have no compute: a pass-order
-    precondition that campaigns reported as TVM crashes."""
+@pytest.mark.parametrize("name", ["FuseOps", "CanonicalizeCast"])
+def test_passes_reading_op_patterns_come_after_simplify_inference(catalog, name):
+    """dropout or instance_norm have no compute or op pattern before SimplifyInference
+    rewrites them: a pass-order precondition that campaigns reported as TVM crashes."""
     rng = np.random.default_rng(1)
-    fused = 0
-    for _ in range(300):
+    drawn = 0
+    for _ in range(400):
         names = [s["name"] for s in draw_sequence(catalog, rng, max_len=8, only_preserving=False)]
-        if "FuseOps" in names:
-            fused += 1
-            assert "SimplifyInference" in names[:names.index("FuseOps")], names
-    assert fused > 0
+        if name in names:
+            drawn += 1
+            assert "SimplifyInference" in names[:names.index(name)], names
+    assert drawn > 0
     with pytest.raises(HirfuzzError, match="inference-simplified"):
-        parse_sequence("FuseOps", catalog)
+        parse_sequence(name, catalog)
 
 
 def test_a_pass_that_ends_a_property_unmeets_it(catalog):
