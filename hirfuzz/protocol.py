@@ -16,7 +16,9 @@ import numpy as np
 from .dialects import dialect_info
 
 # the order a case goes through inside a worker; a reply's "stage" is one of these
-STAGES = ("lower", "well_formed", "passes", "build", "run")
+# ("ill_formed_after_pass": a pass returned an ill-formed module; the reply's "blamed_pass"
+# names the first such pass of the sequence)
+STAGES = ("lower", "well_formed", "passes", "ill_formed_after_pass", "build", "run")
 
 
 def encode_array(a: np.ndarray) -> str:

@@ -190,7 +190,7 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
     """Passes, build (or a reused build: `BuildCache`), load and run under one configuration.
     "timings" keeps its meaning ("build": passes, build and load; "run"); "stages" has
     each on its own."""
-    from .dialects.base import ExecutorCannotTake
+    from .dialects.base import ILL_FORMED_STAGE, ExecutorCannotTake, IllFormedAfterPass
     from .protocol import encode_array, error_reply
     timings, stages, extra = {}, {}, {}
     stage = "passes"
@@ -220,6 +220,11 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
             timings["run"] = stages["run"] = _lap(t0)
     except ExecutorCannotTake as exc:
         return {"status": "skipped", "reason": str(exc), "timings": timings, "stages": stages}
+    except IllFormedAfterPass as exc:
+        # the well-formedness check's own complaint, and the pass it blames (judge._crash)
+        reply = error_reply(ILL_FORMED_STAGE, exc.cause, dialect.take_diagnostics())
+        reply.update(blamed_pass=exc.pass_name, timings=timings, stages=stages)
+        return reply
     except Exception as exc:
         reply = error_reply(stage, exc, dialect.take_diagnostics())
         reply["timings"] = timings

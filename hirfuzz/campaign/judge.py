@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 
-from ..core.finding import Finding, crash_signature, death_signature, error_line
+from ..core.finding import Finding, crash_signature, death_signature, error_line, ill_formed_signature
+from ..dialects.base import ILL_FORMED_STAGE
 from ..core.oracle import compare_results
 from ..core.violations import classify as classify_violation
 from ..protocol import decode_array, describe_config
@@ -151,6 +152,16 @@ class Judge:
     def _crash(self, case: Case, reply: dict, config: dict, oracle: Oracle) -> Outcome:
         stage, exc_type = reply["stage"], reply["exc_type"]
         said = error_line(exc_type, reply["message"])
+        if stage == ILL_FORMED_STAGE:
+            # the first pass whose output is ill-formed is the bug, not what later trips over
+            # it: keyed on that pass and what the check says, not on where the module broke
+            blamed = reply["blamed_pass"]
+            finding = Finding(kind="crash", oracle=oracle.value, stage=stage,
+                              signature=self._prefix(oracle) + ill_formed_signature(blamed, reply["message"]),
+                              message=f"{blamed} left an ill-formed module: {said[:300]}{self._under(config, oracle)}",
+                              detail=reply["traceback"], case=case.index,
+                              extra={"exc_type": exc_type, "config": config, "blamed_pass": blamed})
+            return Outcome(Status.ERROR, stage, finding, reply["traceback"])
         finding = Finding(kind="crash", oracle=oracle.value, stage=stage,
                           signature=self._prefix(oracle) + crash_signature(stage, exc_type, reply["message"],
                                                                            reply["traceback"]),

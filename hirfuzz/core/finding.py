@@ -82,6 +82,26 @@ def crash_signature(stage: str, exc_type: str, message: str, trace: str) -> str:
     return "|".join(["crash", stage, exc_type, top_tvm_frame(trace), normalize_message(message)])
 
 
+# what an ill-formedness complaint names that is the program's own, not the problem's: a
+# variable or function ("Var lv3 is not defined.", 'GlobalVar I.GlobalVar("f2") is not defined.')
+_QUOTED = re.compile(r"\"[^\"]*\"|'[^']*'")
+_NAMED_VAR = re.compile(r"\b(Var|DataflowVar|GlobalVar|variable|function)\s+(?:I\.GlobalVar\([^)]*\)|[^\s.,:;]+)")
+
+
+def ill_formed_key(message: str) -> str:
+    """What a well-formedness check complains of, with the program's own names left out, so
+    that variants of one ill-formed output (another variable, another function) are one key;
+    the operators it names stay."""
+    line = normalize_message(message)
+    line = _QUOTED.sub('"?"', line)
+    return _NAMED_VAR.sub(r"\1 ?", line)
+
+
+def ill_formed_signature(blamed_pass: str, message: str) -> str:
+    """A pass's ill-formed output is keyed on that pass and what the check says is wrong."""
+    return "|".join(["ill-formed", blamed_pass, ill_formed_key(message)])
+
+
 def death_signature(reason: str, sig: str | None) -> str:
     return f"{'hang' if reason == 'timeout' else 'crash'}|worker|{sig or reason}"
 

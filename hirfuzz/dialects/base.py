@@ -71,3 +71,19 @@ class Dialect(ABC):
 class ExecutorCannotTake(Exception):
     """The executor does not accept this kind of program by design (Relay's graph executor
     and closures): the configuration is skipped and counted, never reported."""
+
+
+# the stage of a pass sequence's first pass whose output is not well-formed (protocol.STAGES)
+ILL_FORMED_STAGE = "ill_formed_after_pass"
+
+
+class IllFormedAfterPass(Exception):
+    """A pass returned a module that is not well-formed. A dialect checks the module after
+    each pass of a sequence, and the first pass whose output fails is blamed (stage
+    ILL_FORMED_STAGE), not a later pass or the build that trips over what it left. `cause`
+    is the well-formedness check's own error; a pass that raises is no such case."""
+
+    def __init__(self, pass_name: str, cause: BaseException):
+        super().__init__(f"{pass_name} left an ill-formed module: {cause}")
+        self.pass_name = pass_name
+        self.cause = cause

@@ -35,3 +35,16 @@ def test_a_fused_kernel_name_does_not_split_a_bug():
     sigs = {crash_signature("build", "InternalError", message.format(name), "")
             for name in ("vm_mod_fused_trilu_sign", "tvmgen_default_fused_cosh_trilu_nn_leaky_relu")}
     assert len(sigs) == 1
+
+
+def test_an_ill_formed_pass_output_is_keyed_on_the_pass_and_the_complaint_not_the_names():
+    from hirfuzz.core.finding import ill_formed_signature
+    variants = ["Var x0 is not defined.", "Var lv12 is not defined.", "Var y is not defined.\nmore detail"]
+    assert {ill_formed_signature("PlantedUndefineVar", v) for v in variants} == \
+        {"ill-formed|PlantedUndefineVar|Var ? is not defined."}
+    # a private function deleted while still used as a value: one key, whichever function
+    deleted = {ill_formed_signature("InlinePrivateFunctions", f'GlobalVar I.GlobalVar("{name}") is not defined.')
+               for name in ("f1", "helper", "closure_3")}
+    assert deleted == {"ill-formed|InlinePrivateFunctions|GlobalVar ? is not defined."}
+    # what is wrong still tells keys apart
+    assert ill_formed_signature("P", "Var x is defined more than once.") != ill_formed_signature("P", variants[0])

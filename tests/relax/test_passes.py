@@ -107,6 +107,27 @@ def test_planted_raise_on_a_closure_is_a_crash_naming_the_pass(tmp_path):
     assert crashes[0]["message"].startswith("after PlantedRaiseOnClosure():")
 
 
+def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over_it(tmp_path):
+    # PlantedUndefineVar leaves a variable used that nothing defines; CanonicalizeBindings
+    # passes it on and the build crashes on it (an InternalError at codegen): without a check
+    # after each pass, the build would be blamed, under one signature per variable name
+    s = planted_campaign(tmp_path, "PlantedUndefineVar,CanonicalizeBindings", n=4)
+    assert len(s["findings"]) == 1, s["findings"]  # one root cause, one finding
+    f = s["findings"][0]
+    assert (f["kind"], f["oracle"], f["stage"]) == ("crash", "pass-order", "ill_formed_after_pass"), f
+    assert f["signature"] == "pass-order|ill-formed|PlantedUndefineVar|Var ? is not defined."
+    assert "PlantedUndefineVar left an ill-formed module: ValueError: Var " in f["message"]
+    assert s["unconfirmed"] == []  # the reproducer alone fails the same way
+    # the reproducer checks every pass's output too, and says well_formed before and after
+    repro = subprocess.run([sys.executable, os.path.join(f["path"], "repro.py")], capture_output=True, text=True,
+                           cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(PLANTED.parent)})
+    assert repro.returncode == 1
+    assert "well_formed before PlantedUndefineVar: True" in repro.stdout
+    assert "well_formed after PlantedUndefineVar: False: Var " in repro.stdout
+    assert "HIRFUZZ-REPRO stage=ill_formed_after_pass error=ValueError" in repro.stdout
+    assert "well_formed after PlantedUndefineVar" in open(os.path.join(f["path"], "bug-report.md")).read()
+
+
 def test_a_pass_module_only_on_pythonpath_is_found_confirmed_and_replayed(tmp_path):
     # the user's catalog sits in one folder and their module in another, on PYTHONPATH
     # only: the reproducer check runs without that PYTHONPATH and must still import it

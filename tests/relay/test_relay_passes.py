@@ -42,3 +42,18 @@ def test_planted_raise_on_a_closure_is_a_crash_naming_the_pass(tmp_path):
     assert crashes and crashes[0]["oracle"] == "pass-order" and crashes[0]["stage"] == "passes"
     assert crashes[0]["message"].startswith("after PlantedRaiseOnClosure():"), crashes[0]["message"]
     assert s["unconfirmed"] == []
+
+
+def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over_it(tmp_path):
+    # PlantedUndefineVar leaves a free variable in a global function; without a check after
+    # each pass, the next step's InferType (or the build) would fail on it and be blamed
+    s = planted_campaign(tmp_path, "PlantedUndefineVar,SimplifyExpr,DeadCodeElimination", n=4)
+    assert len(s["findings"]) == 1, s["findings"]  # one root cause, one finding
+    f = s["findings"][0]
+    assert (f["kind"], f["oracle"], f["stage"]) == ("crash", "pass-order", "ill_formed_after_pass"), f
+    assert f["signature"] == "pass-order|ill-formed|PlantedUndefineVar|free variable ? in global function ?"
+    assert "PlantedUndefineVar left an ill-formed module: ValueError: free variable %" in f["message"]
+    assert s["unconfirmed"] == []  # the reproducer alone fails the same way
+    report = open(f["path"] + "/bug-report.md").read()
+    assert "well_formed before PlantedUndefineVar: True" in report
+    assert "well_formed after PlantedUndefineVar: False: free variable %" in report

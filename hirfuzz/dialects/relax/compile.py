@@ -11,6 +11,7 @@ from tvm import relax
 
 from ...core.passes import user_factory
 from ...protocol import make_config
+from ..base import IllFormedAfterPass
 
 
 def device_for(target):
@@ -28,11 +29,22 @@ def instantiate_pass(step: dict):
 
 
 def apply_passes(mod, config: dict):
-    """Run the configuration's pass sequence (stage 'passes')."""
+    """Run the configuration's pass sequence (stage 'passes'), checking the module after each
+    pass: the first pass whose output is not well-formed raises IllFormedAfterPass.
+
+    Each pass runs as a one-pass Sequential, which skips it above the context's opt_level
+    and runs the passes it requires, as one Sequential of them all would."""
     if not config.get("passes"):
         return mod
+    passes = [instantiate_pass(step) for step in config["passes"]]
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
-        return tvm.transform.Sequential([instantiate_pass(step) for step in config["passes"]])(mod)
+        for step, pass_ in zip(config["passes"], passes):
+            mod = tvm.transform.Sequential([pass_])(mod)
+            try:
+                relax.analysis.well_formed(mod)
+            except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding
+                raise IllFormedAfterPass(step["name"], exc) from exc
+    return mod
 
 
 def build_module(mod, config: dict | None = None):

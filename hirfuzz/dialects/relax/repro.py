@@ -83,6 +83,16 @@ def flatten(value):
     return [a for v in value for a in flatten(v)]
 
 
+def check_well_formed_after(pass_, mod):
+    """The first pass whose output is not well-formed is the one to blame."""
+    try:
+        relax.analysis.well_formed(mod)
+    except Exception as exc:
+        print(f"well_formed before {{pass_.info.name}}: True")
+        print(f"well_formed after {{pass_.info.name}}: False: {{str(exc).strip().splitlines()[0]}}")
+        raise
+
+
 def main():
     stage = "setup"  # what the script needs besides TVM (a user's pass module): not the bug
     try:
@@ -93,8 +103,11 @@ def main():
         stage = "well_formed"
         relax.analysis.well_formed(mod)
         with tvm.transform.PassContext(opt_level=OPT_LEVEL):
-            stage = "passes"
-            mod = tvm.transform.Sequential(pass_list)(mod)
+            for pass_ in pass_list:  # one at a time, each output checked, as hirfuzz does
+                stage = "passes"
+                mod = tvm.transform.Sequential([pass_])(mod)
+                stage = "ill_formed_after_pass"
+                check_well_formed_after(pass_, mod)
             stage = "build"
             mod = prepare_for_build(mod)
             executable = relax.build(mod, target=TARGET, relax_pipeline=PIPELINE, exec_mode=EXEC_MODE)

@@ -52,11 +52,32 @@ def run_step(mod, pass_, opt_level: int):
         return tvm.transform.Sequential([relay.transform.InferType(), pass_])(mod)
 
 
+def check_well_formed(mod):
+    """Raise unless every global function is well-formed (relay.analysis.well_formed: each
+    variable bound once), has no free variable, and the module type-checks."""
+    for gv, func in mod.functions.items():
+        if not isinstance(func, relay.Function):
+            continue
+        if not relay.analysis.well_formed(func):
+            raise ValueError(f"relay.analysis.well_formed is false for global function {gv.name_hint}")
+        free = relay.analysis.free_vars(func)
+        if free:
+            raise ValueError(f"free variable %{free[0].name_hint} in global function {gv.name_hint}")
+    relay.transform.InferType()(mod)
+
+
 def apply_passes(mod, config: dict):
-    """Run the configuration's pass sequence (stage 'passes') on a copy of `mod`."""
+    """Run the configuration's pass sequence (stage 'passes') on a copy of `mod`, checking the
+    module after each step: the first pass whose output is not well-formed raises
+    IllFormedAfterPass (else the next step's InferType, or the build, would be blamed)."""
+    from ..base import IllFormedAfterPass
     mod = copy_module(mod)
     for step in config.get("passes") or []:
         mod = run_step(mod, instantiate_pass(step), config["opt_level"])
+        try:
+            check_well_formed(mod)
+        except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding
+            raise IllFormedAfterPass(step["name"], exc) from exc
     return mod
 
 

@@ -66,8 +66,11 @@ def main():
             mod = apply_violation(mod, VIOLATION, tvm_relay_op)
         stage = "well_formed"
         mod = relay.transform.InferType()(mod)
-        stage = "passes"
-        mod = apply_passes(mod, pass_list)
+        for pass_ in pass_list:  # one at a time, each output checked, as hirfuzz does
+            stage = "passes"
+            mod = run_step(mod, pass_, OPT_LEVEL)
+            stage = "ill_formed_after_pass"
+            check_well_formed_after(pass_, mod)
         stage = "build"
         run = build(mod)
         if not RUN:
@@ -82,13 +85,22 @@ def main():
 
 HERE = Path(__file__).parent
 
+# the first pass whose output is not well-formed is the one to blame (passes.apply_passes)
+_CHECK_AFTER = '''def check_well_formed_after(pass_, mod):
+    try:
+        check_well_formed(mod)
+    except Exception as exc:
+        lines = [ln for ln in str(exc).splitlines() if ln.strip() and not ln.startswith((" ", "Traceback"))]
+        print(f"well_formed before {pass_.info.name}: True")
+        print(f"well_formed after {pass_.info.name}: False: {lines[0] if lines else type(exc).__name__}")
+        raise'''
+
 
 def _apply_passes_code() -> str:
     """How the worker runs a sequence (passes.py), copied verbatim: InferType before each pass,
     and each pass required by its PassContext, so that none is silently skipped."""
     return "\n\n".join(["", source_of(HERE / "passes.py", "pass_names"), source_of(HERE / "passes.py", "run_step"),
-                        "def apply_passes(mod, pass_list):\n    for p in pass_list:\n"
-                        "        mod = run_step(mod, p, OPT_LEVEL)\n    return mod", ""])
+                        source_of(HERE / "passes.py", "check_well_formed"), _CHECK_AFTER, ""])
 
 
 def _pass_code(step: dict) -> str:

@@ -48,3 +48,28 @@ def raise_on_closure():
             raise ValueError("PlantedRaiseOnClosure: cannot handle local functions")
         return f
     return _function_pass("PlantedRaiseOnClosure", rewrite)
+
+
+@mutator
+class _UndefineFirstArgument(PyExprMutator):
+    """Replaces the first operator call's first variable argument with a new variable of the
+    same name and type that nothing defines: the module is no longer well-formed."""
+
+    def __init__(self, mod=None):
+        super().__init__(mod)
+        self.done = False
+
+    def visit_call_(self, op):
+        call = super().visit_call_(op)
+        if self.done or not isinstance(call.op, tvm.ir.Op) or not call.args:
+            return call
+        first = call.args[0]
+        if not isinstance(first, relax.Var):
+            return call
+        self.done = True
+        stray = relax.Var(first.name, first.ty)
+        return relax.Call(call.op, [stray, *call.args[1:]], call.attrs, call.ty_args)
+
+
+def undefine_var():
+    return _function_pass("PlantedUndefineVar", lambda f: _UndefineFirstArgument().visit_expr(f))

@@ -50,3 +50,25 @@ def raise_on_closure():
         _FindClosure().visit(f.body)  # a function inside f's body: a closure
         return f
     return _function_pass("PlantedRaiseOnClosure", rewrite)
+
+
+class _UndefineFirstArgument(relay.ExprMutator):
+    """The first operator call's first variable argument becomes a new variable of the same
+    name and type that nothing binds: a free variable, and the module no longer type-checks."""
+
+    def __init__(self):
+        super().__init__()
+        self.done = False
+
+    def visit_call(self, call):
+        new = super().visit_call(call)
+        if self.done or not isinstance(new.op, tvm.ir.Op) or not new.args or not isinstance(new.args[0], relay.Var):
+            return new
+        self.done = True
+        first = new.args[0]
+        stray = relay.var(first.name_hint, first.type_annotation or first.checked_type)
+        return relay.Call(new.op, [stray, *new.args[1:]], new.attrs)
+
+
+def undefine_var():
+    return _function_pass("PlantedUndefineVar", lambda f: _UndefineFirstArgument().visit(f))
