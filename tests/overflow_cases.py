@@ -1,6 +1,9 @@
 """Single-op programs whose integer results overflow in a way TVM defines (8- and 16-bit ops
 wrap, shifts stay below the bit width, means truncate): the reference must compute what
 TVM computes, in both dialects (tests/relax and tests/relay run them)."""
+import numpy as np
+
+from hirfuzz.core.graph import Graph, Node, Ref, TensorType
 
 # (op, dtype, inputs, out_shape, attrs)
 OVERFLOW_CASES = [
@@ -25,3 +28,15 @@ OVERFLOW_CASES = [
     ("right_shift", "uint16", [[65535, 5], [15, 1]], None, {}),
     ("matmul", "int8", [[[100, 100]], [[100], [3]]], (1, 1), {}),
 ]
+
+
+def graph_of(op, dtype, values, out_shape, attrs):
+    """A graph of one op on variables holding `values`, and those values as arrays."""
+    g = Graph()
+    arrays = [np.asarray(v, dtype=dtype) for v in values]
+    for arr in arrays:
+        g.add(Node(len(g.nodes), "var", [TensorType(arr.shape, dtype)]))
+    shape = out_shape if out_shape is not None else arrays[0].shape
+    g.add(Node(len(g.nodes), "op", [TensorType(tuple(shape), dtype)], op=op, dtype=dtype,
+               inputs=[Ref(i) for i in range(len(arrays))], attrs=attrs))
+    return g, arrays

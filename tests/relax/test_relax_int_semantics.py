@@ -10,24 +10,18 @@ import tvm
 from tvm import relax
 
 from hirfuzz.core.calls import call_records
-from hirfuzz.core.graph import Graph, Node, Ref, TensorType
+from hirfuzz.core.graph import Ref
 from hirfuzz.core.reference import interpret
 from hirfuzz.dialects.relax.compile import build_module
 from hirfuzz.dialects.relax.lower import lower_graph
 from hirfuzz.dialects.relax.run import run_module
 from hirfuzz.protocol import make_config
-from overflow_cases import OVERFLOW_CASES
+from overflow_cases import OVERFLOW_CASES, graph_of
 
 
 def run_both(specs, op, dtype, *values, out_shape=None, **attrs):
     """(reference facts, TVM's result) of `op` on variables holding `values`."""
-    g = Graph()
-    arrays = [np.asarray(v, dtype=dtype) for v in values]
-    for arr in arrays:
-        g.add(Node(len(g.nodes), "var", [TensorType(arr.shape, dtype)]))
-    shape = out_shape if out_shape is not None else arrays[0].shape
-    g.add(Node(len(g.nodes), "op", [TensorType(tuple(shape), dtype)], op=op, dtype=dtype,
-               inputs=[Ref(i) for i in range(len(arrays))], attrs=attrs))
+    g, arrays = graph_of(op, dtype, values, out_shape, attrs)
     facts = interpret(g, specs, dict(enumerate(arrays)))[Ref(len(arrays))]
     config = make_config()
     executable = build_module(lower_graph(g, call_records(g, specs)), config)

@@ -8,26 +8,15 @@ import numpy as np
 
 from hirfuzz.campaign.sandbox import Pool
 from hirfuzz.core.calls import call_records
-from hirfuzz.core.graph import Graph, Node, Ref, TensorType
+from hirfuzz.core.graph import Ref
 from hirfuzz.core.reference import interpret
 from hirfuzz.core.spec import load_specs
 from hirfuzz.dialects import dialect_info
 from hirfuzz.protocol import decode_array, encode_array, make_config
-from overflow_cases import OVERFLOW_CASES
+from overflow_cases import OVERFLOW_CASES, graph_of
 from relay_env import relay_interpreter
 
 CASES = OVERFLOW_CASES + [("nn.dense", "int8", [[[100, 100]], [[100, 3]]], (1, 1), {})]
-
-
-def graph_of(op, dtype, values, out_shape, attrs):
-    g = Graph()
-    arrays = [np.asarray(v, dtype=dtype) for v in values]
-    for arr in arrays:
-        g.add(Node(len(g.nodes), "var", [TensorType(arr.shape, dtype)]))
-    shape = out_shape if out_shape is not None else arrays[0].shape
-    g.add(Node(len(g.nodes), "op", [TensorType(tuple(shape), dtype)], op=op, dtype=dtype,
-               inputs=[Ref(i) for i in range(len(arrays))], attrs=attrs))
-    return g, arrays
 
 
 def test_tvm_019_computes_what_the_reference_compares():
