@@ -33,8 +33,9 @@ ops:
 
 def test_each_graph_runs_in_both_tvms_and_valid_programs_agree(tmp_path):
     out = tmp_path / "out"
+    # no pass sequences: they find real TVM 0.19 bugs (LambdaLift before the VM), not the point here
     proc = cross_campaign("--only-ops", SIMPLE_OPS, "--dtypes", "float32,int32", "--iterations", 4, "--ops", 8,
-                          "--out", out)
+                          "--no-pass-fuzz", "--out", out)
     assert proc.returncode == 0, proc.stderr
     s = json.loads((out / "summary.json").read_text())
     assert s["dialect"] == "relay" and s["tvm"].startswith("0.19")
