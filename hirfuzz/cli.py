@@ -164,7 +164,8 @@ def _check_cross(args):
 
 def run(argv=None) -> int:
     args = build_parser().parse_args(argv)
-    args.dialect, cross = args.dialects[0], (args.dialects[1:] or [None])[0]
+    args.dialect = args.dialects[0]
+    cross = args.dialects[1] if len(args.dialects) == 2 else None
     if cross:
         _check_cross(args)
     from .core.spec import ALL_DTYPES, load_specs

@@ -34,22 +34,12 @@ os.environ.setdefault("TVM_NUM_THREADS", "1")  # as the pool's workers run
 
 def run_campaign(out: Path, args) -> tuple[dict, list, list]:
     """(summary, stats records, cases judged) of a short campaign."""
+    from campaign_fingerprint import run_recording  # tools/, beside this script
     from hirfuzz.campaign.coordinator import Campaign, Settings
     from hirfuzz.core.spec import load_specs
-    seen = []
-    judge = Campaign.judge
-
-    def recording_judge(self, case, *answers):
-        seen.append(case)
-        return judge(self, case, *answers)
-
-    Campaign.judge = recording_judge
-    try:
-        settings = Settings(out=str(out), jobs=1, seed=args.seed, iterations=args.cases, ops=args.ops,
-                            reduce=False, verify=False)
-        summary = Campaign(settings, load_specs(), progress=False).run()
-    finally:
-        Campaign.judge = judge
+    settings = Settings(out=str(out), jobs=1, seed=args.seed, iterations=args.cases, ops=args.ops,
+                        reduce=False, verify=False)
+    summary, seen = run_recording(Campaign(settings, load_specs(), progress=False))
     stats = [json.loads(line) for line in (out / "stats.jsonl").read_text().splitlines()]
     return summary, stats, seen
 

@@ -82,7 +82,9 @@ def finding_print(table: str, row: dict) -> dict:
             "configs": digest(case.get("configs"))}
 
 
-def run_campaign(out: Path, specs, **settings) -> dict:
+def run_recording(campaign: Campaign) -> tuple[dict, list]:
+    """Run `campaign`, keeping each case it judges, in judging order: (summary, cases).
+    tools/bench_floor.py uses it too."""
     seen = []
     judge = Campaign.judge
 
@@ -91,11 +93,16 @@ def run_campaign(out: Path, specs, **settings) -> dict:
         return judge(self, case, *answers)
 
     Campaign.judge = recording_judge
-    try:  # what the campaign says goes to stderr: stdout is the fingerprint's
-        with contextlib.redirect_stdout(sys.stderr):
-            summary = Campaign(Settings(out=str(out), jobs=1, **settings), specs, progress=False).run()
+    try:
+        return campaign.run(), seen
     finally:
         Campaign.judge = judge
+
+
+def run_campaign(out: Path, specs, **settings) -> dict:
+    # what the campaign says goes to stderr: stdout is the fingerprint's
+    with contextlib.redirect_stdout(sys.stderr):
+        summary, seen = run_recording(Campaign(Settings(out=str(out), jobs=1, **settings), specs, progress=False))
     cases = case_prints(seen)
     for line in (out / "stats.jsonl").read_text().splitlines():
         record = json.loads(line)

@@ -401,15 +401,14 @@ class Campaign:
         if verdict is not None and verdict.suspect is not None:
             tally["reference-suspect"] = tally.get("reference-suspect", 0) + 1
         if isinstance(half_answer, dict):
-            self.counters.tvm_s += sum(sum(r.get("timings", {}).values())
-                                       for r in [half_answer] + half_answer.get("others", []))
+            self.counters.tvm_s += _tvm_seconds(half_answer)
         self._record_outcome(case.cross, half_answer, half_outcome)
         return outcome
 
     def _count_worker_figures(self, case: Case, answer: dict):
         """Time in TVM, memory, and the configurations an executor skipped by design."""
         c = self.counters
-        c.tvm_s += sum(sum(r.get("timings", {}).values()) for r in [answer] + answer.get("others", []))
+        c.tvm_s += _tvm_seconds(answer)
         c.max_rss_kb = max(c.max_rss_kb, answer.get("rss_kb", 0))
         for config, reply in zip(case.configs, [answer] + answer.get("others", [])):
             if reply.get("status") == "skipped" and reply.get("reason"):
@@ -575,3 +574,8 @@ class Campaign:
                 self.bar.write(text)
             else:
                 print(text, flush=True)
+
+
+def _tvm_seconds(answer: dict) -> float:
+    """What a worker's answer spent in TVM, over all its configurations."""
+    return sum(sum(r.get("timings", {}).values()) for r in [answer] + answer.get("others", []))

@@ -17,6 +17,15 @@ def cross_campaign(*args):
     return run_hirfuzz("--ir", "relay,relax", "--no-progress", "--jobs", 1, *args)
 
 
+def planted_campaign(tmp_path, reference: str, relay_op: str, relax_op: str) -> tuple[Path, dict]:
+    """A two-case cross-IR campaign of one planted op: its --out folder and summary."""
+    out = tmp_path / "out"
+    specs = spec_folder(tmp_path, planted(reference, relay_op, relax_op))
+    proc = cross_campaign("--specs", specs, "--iterations", 2, "--ops", 3, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    return out, json.loads((out / "summary.json").read_text())
+
+
 def planted(reference: str, relay_op: str, relax_op: str) -> str:
     """One op whose reference and whose spelling in each IR the test chooses."""
     return f"""
@@ -51,11 +60,7 @@ def test_each_graph_runs_in_both_tvms_and_valid_programs_agree(tmp_path):
 
 def test_the_tvm_that_is_wrong_is_named_and_its_finding_replays_in_that_tvm(tmp_path):
     # Relax computes abs where the reference and Relay negate
-    out = tmp_path / "out"
-    specs = spec_folder(tmp_path, planted("np.negative(a)", "negative", "abs"))
-    proc = cross_campaign("--specs", specs, "--iterations", 2, "--ops", 3, "--out", out)
-    assert proc.returncode == 0, proc.stderr
-    s = json.loads((out / "summary.json").read_text())
+    out, s = planted_campaign(tmp_path, "np.negative(a)", "negative", "abs")
     assert s["unconfirmed"] == [] and len(s["findings"]) == 1, s["findings"]
     row = s["findings"][0]
     assert row["oracle"] == "cross-ir" and "Relax on TVM 0.27" in row["message"] and row["ops"] == 1
@@ -70,11 +75,7 @@ def test_the_tvm_that_is_wrong_is_named_and_its_finding_replays_in_that_tvm(tmp_
 
 
 def test_a_wrong_first_ir_notes_that_the_other_tvm_is_right(tmp_path):
-    out = tmp_path / "out"
-    specs = spec_folder(tmp_path, planted("np.negative(a)", "abs", "negative"))
-    proc = cross_campaign("--specs", specs, "--iterations", 2, "--ops", 3, "--out", out)
-    assert proc.returncode == 0, proc.stderr
-    s = json.loads((out / "summary.json").read_text())
+    out, s = planted_campaign(tmp_path, "np.negative(a)", "abs", "negative")
     assert len(s["findings"]) == 1 and s["findings"][0]["oracle"] == "reference", s["findings"]
     finding = json.loads((Path(s["findings"][0]["path"]) / "finding.json").read_text())
     assert finding["confirmed"] and "tvm.relay.fromtext" in (Path(finding["path"]) / "repro.py").read_text()
@@ -83,11 +84,7 @@ def test_a_wrong_first_ir_notes_that_the_other_tvm_is_right(tmp_path):
 
 def test_both_tvms_wrong_alike_suspects_the_reference_not_tvm(tmp_path):
     # both IRs negate; the reference takes the absolute value
-    out = tmp_path / "out"
-    specs = spec_folder(tmp_path, planted("np.abs(a)", "negative", "negative"))
-    proc = cross_campaign("--specs", specs, "--iterations", 2, "--ops", 3, "--out", out)
-    assert proc.returncode == 0, proc.stderr
-    s = json.loads((out / "summary.json").read_text())
+    out, s = planted_campaign(tmp_path, "np.abs(a)", "negative", "negative")
     assert s["findings"] == [] and s["unconfirmed"] == []
     assert [d["signature"] for d in s["spec_disagreements"]] == ["reference-suspect|planted:int32"]
     assert "agree with each other, not with the NumPy reference" in s["spec_disagreements"][0]["message"]
