@@ -8,7 +8,9 @@ to 8 times inside the intersection of the declared domains it feeds; kept here a
 and the NEW one (`hirfuzz.core.inputs.choose_inputs`), with the same per-case seed.
 Reports, per method: the share of cases with every result comparable, the share of
 results compared, ms per case (mean, median, p95), and for the new method the ops whose
-domain could not be met. The ratio lines come last.
+domain could not be met. The ratio lines come last. The graphs come with the generator's
+witness (`Graph.witness`), which the new method takes as its last resort; the old one never
+looks at it. To see what the witness itself changed, run this at a commit before it.
 """
 from __future__ import annotations
 

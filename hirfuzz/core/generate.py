@@ -17,8 +17,8 @@ import numpy as np
 from . import expr as E
 from .coverage import Coverage
 from .graph import Graph, Node, Ref, TensorType
-from .inputs import draw, slot_domain
-from .reference import TensorInfo
+from .inputs import declared_domain, draw, slot_domain
+from .reference import TensorInfo, op_env, overflow_undefined, run_op
 from .solve import solve
 
 P_REUSE = 0.85        # pick an existing compatible tensor rather than a new leaf
@@ -43,6 +43,9 @@ class Insertion:
     attrs: dict
     outputs: list[TensorType]
     leaves: list[tuple[int, TensorType, tuple, int]] = field(default_factory=list)  # (tmp id, type, domain, slot)
+    env: dict = field(default_factory=dict)    # what the spec's expressions saw: inputs' TensorInfo, attrs
+    leaf_values: dict[int, tuple[bool, np.ndarray]] = field(default_factory=dict)  # tmp id -> (constant?, value)
+    witness: list[np.ndarray] = field(default_factory=list)  # the op's results on the witness
 
 
 class GraphBuilder:
@@ -56,13 +59,22 @@ class GraphBuilder:
         # tensors computed from constants alone: TVM folds them at build time, so one that
         # leaves an op's domain (a zero divisor) breaks the build, whatever the inputs
         self.const_derived: set[Ref] = set()
+        # one value of every tensor under which every op input lies in its domain and every
+        # result is finite and defined: the graph's witness that all its results can be
+        # compared. An input with a domain takes only tensors whose witness meets it, and an
+        # insertion whose result the witness leaves NaN, Inf or undefined is turned down, so
+        # no strict graph holds acosh(tanh(x)), whose results below could never be compared.
+        self.witness: dict[Ref, np.ndarray] = {}
 
     # --- choosing inputs --------------------------------------------------------------------
 
     def _type(self, ref: Ref, pending: dict) -> TensorType:
         return pending[ref.node] if ref.node < 0 else self.graph.type_of(ref)
 
-    def _candidates(self, dtype: str, ok, restricted: bool, leaves_only: bool = False) -> list[Ref]:
+    def _candidates(self, dtype: str, ok, restricted: bool, leaves_only: bool = False,
+                    domain_of=None) -> list[Ref]:
+        """Existing tensors of `dtype` that pass `ok` and whose witness lies in the domain
+        `domain_of` gives the input (None: no domain, or not known before the attributes)."""
         pool = self.by_dtype.get(dtype, [])
         if restricted:
             pool = [r for r in pool if r not in self.const_derived]
@@ -71,7 +83,12 @@ class GraphBuilder:
         if len(pool) > CANDIDATE_SAMPLE:
             idx = self.rng.choice(len(pool), size=CANDIDATE_SAMPLE, replace=False)
             pool = [pool[i] for i in idx]
-        return [r for r in pool if ok(TensorInfo.of(self.graph.type_of(r)))]
+        cands = []
+        for r in pool:
+            info = TensorInfo.of(self.graph.type_of(r))
+            if ok(info) and (domain_of is None or _within(self.witness.get(r), domain_of(info))):
+                cands.append(r)
+        return cands
 
     def _pick(self, cands: list[Ref], used: list[Ref]) -> Ref | None:
         if not cands or self.rng.random() >= P_REUSE:
@@ -118,6 +135,20 @@ class GraphBuilder:
                     return False
             return ok
 
+        def domain_of(slot: int, ispec, in_dtype: str, variadic: bool):
+            """The domain input `slot` has with a given tensor (None: unknown yet)."""
+            if ispec.domain is None:
+                return None
+
+            def of(info):
+                trial = dict(env)
+                trial[ispec.name] = [info] if variadic else info
+                try:
+                    return declared_domain(spec, slot, trial, in_dtype)
+                except E.ExprError:
+                    return None
+            return of
+
         # an input that may trap outside its domain (an integer divisor) takes only variables,
         # whose values are drawn inside it: an intermediate could be zero, and such a case
         # could only be built, never run
@@ -129,7 +160,8 @@ class GraphBuilder:
                 base_ok = checker(ispec.name, False)
                 ok = lambda info: lo <= info.rank <= hi and base_ok(info)  # noqa: E731
                 ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None,
-                                                  traps and ispec.domain is not None), used)
+                                                  traps and ispec.domain is not None,
+                                                  domain_of(slot, ispec, in_dtype, False)), used)
                 if ref is None:
                     ref = new_leaf(TensorType(tuple(E.rand_shape(rng, rng.integers(lo, hi + 1))), in_dtype), slot)
                 env[ispec.name] = TensorInfo.of(self._type(ref, pending))
@@ -140,10 +172,11 @@ class GraphBuilder:
                 continue
             count = E.rand_int(rng, *ispec.variadic) if ispec.variadic else 1
             ok = checker(ispec.name, ispec.variadic is not None, ispec.shape)
+            meets = domain_of(slot, ispec, in_dtype, ispec.variadic is not None)
             refs = []
             for _ in range(count):
                 ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None,
-                                                  traps and ispec.domain is not None), used)
+                                                  traps and ispec.domain is not None, meets), used)
                 if ref is None:
                     shape = ispec.shape(env)
                     ref = new_leaf(TensorType(tuple(int(d) for d in shape), in_dtype), slot)
@@ -159,7 +192,7 @@ class GraphBuilder:
                 raise Rejected(f"constraint '{c.text}' fails")
         outputs = self._outputs(spec, env, dtype)
         attrs = {k: env[k] for k in list(spec.attrs) + (list(spec.solve.vars) if spec.solve else [])}
-        ins = Insertion(spec.name, dtype, inputs, attrs, outputs)
+        ins = Insertion(spec.name, dtype, inputs, attrs, outputs, env=env)
         for tmp, slot in leaf_slots:
             t = pending[tmp]
             if any(d < 1 for d in t.shape) or int(np.prod(t.shape)) > MAX_NUMEL:
@@ -192,18 +225,48 @@ class GraphBuilder:
                 raise Rejected(f"output shape {t.shape} out of bounds")
         return outs
 
-    def commit(self, ins: Insertion) -> Node:
-        remap = {}
+    def extend_witness(self, ins: Insertion):
+        """Draw the new leaves (constants' values, variables' witnesses) and compute the op's
+        result on the witness; Rejected if an input leaves its domain or a result is NaN,
+        Inf or undefined (an integer overflow TVM leaves undefined)."""
+        spec = self.specs.ops[ins.op]
+        values = dict(self.witness)
         for tmp, t, domain, _slot in ins.leaves:
+            ins.leaf_values[tmp] = (bool(self.rng.random() < P_CONST), draw(self.rng, t, domain))
+            values[Ref(tmp)] = ins.leaf_values[tmp][1]
+        for slot, item in enumerate(ins.inputs):
+            for ref in item if isinstance(item, list) else [item]:
+                try:
+                    domain = declared_domain(spec, slot, ins.env, values[ref].dtype.name)
+                except E.ExprError:
+                    domain = None
+                if not _within(values[ref], domain):
+                    raise Rejected(f"input {slot}'s witness leaves its domain")
+        node = Node(-1, "op", ins.outputs, op=ins.op, dtype=ins.dtype, inputs=ins.inputs, attrs=ins.attrs)
+        try:
+            env = op_env(spec, node, self.graph, values)
+            outs = run_op(spec, node, env)
+            undefined = overflow_undefined(spec, ins.dtype, env)
+        except Exception as exc:  # noqa: BLE001 - the reference cannot compute it on the witness
+            raise Rejected(f"no result on the witness: {exc}") from None
+        if undefined or any(o.dtype.kind == "f" and not np.all(np.isfinite(o)) for o in outs):
+            raise Rejected("the result on the witness is NaN, Inf or undefined")
+        ins.witness = outs
+
+    def commit(self, ins: Insertion) -> Node:
+        """Add the insertion to the graph (after `extend_witness`)."""
+        remap = {}
+        for tmp, t, _domain, _slot in ins.leaves:
             nid = len(self.graph.nodes)
-            if self.rng.random() < P_CONST:
-                value = draw(self.rng, t, domain).tolist()
-                node = Node(nid, "const", [t], value=value)
+            is_const, value = ins.leaf_values[tmp]
+            if is_const:
+                node = Node(nid, "const", [t], value=value.tolist())
                 self.const_derived.add(Ref(nid))
             else:
                 node = Node(nid, "var", [t])
             self.graph.add(node)
             self._offer(Ref(nid), t)
+            self.witness[Ref(nid)] = value
             remap[tmp] = Ref(nid)
 
         def fix(r):
@@ -215,6 +278,7 @@ class GraphBuilder:
         folded = all(r in self.const_derived for r in node.input_refs())
         for i, t in enumerate(ins.outputs):
             self._offer(Ref(node.id, i), t)
+            self.witness[Ref(node.id, i)] = ins.witness[i]
             if folded:
                 self.const_derived.add(Ref(node.id, i))
         return node
@@ -240,6 +304,15 @@ class GraphBuilder:
                         pairs.append((gp.op, p.op))
         shapes = tuple(t.shape for t in ins.outputs)
         return coverage.new_keys(ins.op, ins.dtype, shapes, parents, pairs)
+
+
+def _within(value: np.ndarray | None, domain: tuple[float, float] | None) -> bool:
+    """Whether every element lies in `domain` (None: anything; booleans and empty tensors
+    have no domain to leave, as `inputs.find_violations` sees them). A tensor with no
+    witness (a graph read back from JSON) is taken on trust."""
+    if value is None or domain is None or value.dtype.kind == "b" or value.size == 0:
+        return True
+    return bool(value.min() >= domain[0] and value.max() <= domain[1])
 
 
 def _plain(value):
@@ -286,6 +359,11 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
             rejects += 1
             stats.rejected_no_coverage += 1
             continue
+        try:
+            builder.extend_witness(ins)
+        except Rejected:
+            stats.rejected_invalid += 1
+            continue
         builder.commit(ins)
         coverage.add(keys)
         placed += 1
@@ -293,6 +371,7 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
     if not guided:
         # the baseline still reports what it covered, to compare against guidance
         _record(builder.graph, coverage)
+    builder.graph.witness = {n.id: builder.witness[Ref(n.id)] for n in builder.graph.variables}
     return builder.graph
 
 
@@ -317,6 +396,7 @@ def single_op_graph(specs, op_name: str, dtype: str, rng) -> Graph:
         builder = GraphBuilder(specs, rng)
         try:
             ins = builder.propose(spec, dtype)
+            builder.extend_witness(ins)
         except (Rejected, E.ExprError) as exc:
             last = str(exc)
             continue

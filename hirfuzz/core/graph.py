@@ -100,6 +100,9 @@ def _ref_from_json(item) -> Input:
 @dataclass
 class Graph:
     nodes: list[Node] = field(default_factory=list)
+    # variable id -> a value under which every result can be compared, when the generator
+    # made the graph (`generate.GraphBuilder.witness`); never saved: inputs are saved instead
+    witness: dict | None = field(default=None, compare=False, repr=False)
 
     def add(self, node: Node) -> Node:
         assert node.id == len(self.nodes), "node ids are positions"

@@ -19,7 +19,9 @@ NumPy only):
    intervals shrinking around a random centre (towards a point where every intermediate
    is inside; a quarter of the width each time), while the other variables keep their values.
 
-When no draw of the budget is clean, the draw tainting the fewest ops is kept and every
+When no draw of the budget is clean, the generator's witness (`Graph.witness`: one value of
+every variable under which the generator checked every op's domain as it built the graph)
+is tried; when there is none either, the draw tainting the fewest ops is kept and every
 result below a violation is marked unstable (never compared); `CaseInputs.op` names the
 op whose domain could not be met, for a campaign's statistics.
 """
@@ -520,6 +522,15 @@ def choose_inputs(graph: Graph, specs, rng) -> CaseInputs:
         values = dict(values)
         for vid in sorted(culprit):
             values[vid] = draw(rng, types[vid], _shrunk(rng, domains[vid], shrink, types[vid].dtype))
+    if not best[3].clean and graph.witness is not None:
+        # the generator's witness meets every domain by construction: the search's last resort
+        # (variables added after generation, as a disruptive case's, keep the search's values)
+        witness = {**best[1], **{k: v for k, v in graph.witness.items() if k in best[1]}}
+        facts = interpret(graph, specs, witness)
+        found = find_violations(graph, specs, facts)
+        draws += 1
+        if found.clean:
+            best = ((False, 0), witness, facts, found)
     _, values, facts, found = best
     for node_id in found.tainted:
         for i in range(len(graph.nodes[node_id].outputs)):

@@ -272,6 +272,7 @@ def generate_violation(specs, rng, n_ops: int, seen: set, guided: bool = True,
     best = None
     for _ in range(max_tries):
         graph = Graph.from_json(base.to_json())
+        graph.witness = base.witness   # the valid part's inputs are searched as a strict case's
         builder = GraphBuilder(specs, rng)
         builder.graph = graph
         for ref in graph.results() + [Ref(n.id) for n in graph.variables]:

@@ -12,7 +12,7 @@ from hirfuzz.core.coverage import Coverage
 from hirfuzz.core.generate import generate_graph
 from hirfuzz.core.graph import Graph, Node, Ref, TensorType
 from hirfuzz.core.inputs import DRAWS, choose_inputs, declared_domain, find_violations
-from hirfuzz.core.reference import op_env
+from hirfuzz.core.reference import interpret, op_env
 
 
 @pytest.fixture(scope="session")
@@ -160,9 +160,34 @@ def test_a_clean_draw_keeps_every_input_inside_its_domain(specs, relay_specs, se
             assert not chosen.facts[Ref(node_id)].stable
 
 
-def test_most_generated_cases_are_fully_compared(specs):
-    # the default draw alone leaves about half the 20-op cases partly uncompared
+def test_every_generated_case_is_fully_compared(specs):
+    # the default draw alone leaves about half the 20-op cases partly uncompared; with the
+    # search and the generator's witness as its last resort, none is
     rng, cov = np.random.default_rng(5), Coverage()
     graphs = [generate_graph(specs, rng, 20, cov) for _ in range(40)]
     full = sum(choose_inputs(g, specs, np.random.default_rng(i)).comparable for i, g in enumerate(graphs))
-    assert full >= 30
+    assert full == len(graphs)
+
+
+@settings(max_examples=30, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n_ops=st.integers(1, 20), dialect=st.sampled_from(["relax", "relay"]))
+def test_the_generators_witness_keeps_every_op_inside_its_domain(specs, relay_specs, seed, n_ops, dialect):
+    s = specs if dialect == "relax" else relay_specs
+    g = generate_graph(s, np.random.default_rng(seed), n_ops, Coverage())
+    assert set(g.witness) == {n.id for n in g.variables}
+    facts = interpret(g, s, g.witness)
+    assert find_violations(g, s, facts).clean and every_input_inside(g, s, facts) is None
+
+
+@pytest.mark.parametrize("producer, consumer", [("tanh", "acosh"), ("nn.log_softmax", "rsqrt"), ("sigmoid", "log")])
+def test_no_op_is_fed_a_tensor_that_cannot_meet_its_domain(specs, producer, consumer):
+    # tanh is below 1 where acosh needs at least 1, a log-probability is never positive as
+    # rsqrt needs; a sigmoid is, so log of a sigmoid is generated
+    rng, cov = np.random.default_rng(0), Coverage()
+    edges = set()
+    for _ in range(30):
+        g = generate_graph(specs, rng, 6, cov, ops=[producer, consumer], dtypes=["float32"])
+        edges |= {(g.nodes[r.node].op, n.op) for n in g.operators for r in n.input_refs()
+                  if g.nodes[r.node].kind == "op"}
+    assert (producer, consumer) in edges if consumer == "log" else (producer, consumer) not in edges
+    assert (consumer, consumer) in edges or (consumer, producer) in edges   # the ops did meet
