@@ -79,6 +79,8 @@ def slot_domain(spec, slot: int, env: dict, dtype: str) -> tuple[float, float]:
     declared = declared_domain(spec, slot, env, dtype)
     if declared is None:
         return lo, hi
+    if declared[0] > hi or declared[1] < lo:   # a domain away from the default range (a spec's [100, 200])
+        return declared
     return max(lo, declared[0]), min(hi, declared[1])
 
 

@@ -7,6 +7,10 @@ import pytest
 
 from conftest import SPECS
 from hirfuzz.errors import SpecError
+import numpy as np
+
+from hirfuzz.core.coverage import Coverage
+from hirfuzz.core.generate import generate_graph
 from hirfuzz.core.spec import ALL_DTYPES, load_specs
 
 
@@ -353,3 +357,22 @@ def test_every_call_record_travels_as_json(dialect):
 
 def test_at_least_110_ops_are_spelled_for_relay():
     assert len(load_specs(dialect="relay").names()) >= 110
+
+
+def test_a_domain_away_from_the_default_range_is_drawn_inside(spec_dir):
+    # int32 draws default to [-8, 8]: a domain of [100, 200] does not meet it, and the
+    # generator must draw inside the domain rather than fail on an empty range
+    _write(spec_dir, """
+        ops:
+          - name: myop
+            inputs: [{name: a, domain: [100, 200]}]
+            dtypes: [int32]
+            reference: np.negative(a)
+            dialects: {relax: {op: negative}}
+        """, name="far.yaml")
+    specs = load_specs(spec_dir)
+    g = generate_graph(specs, np.random.default_rng(0), 3, Coverage())
+    assert all(100 <= v.min() and v.max() <= 200 for v in g.witness.values())
+    for n in g.nodes:
+        if n.kind == "const":
+            assert 100 <= min(np.ravel(n.value)) and max(np.ravel(n.value)) <= 200
