@@ -7,7 +7,12 @@ before the coordinator was split into cases, judging and summary and learnt the 
 oracle (in another checkout folder: the fingerprint holds in any); the split and the
 oracle left it as it was. It was reprinted once since, when the shift ops' amount domain
 widened to [0, bits-1] (two graphs drew other constant shift amounts; every status and
-finding stayed). A change meant to alter generation reprints it and says why. Two runs of the same code give
+finding stayed), and again when passes that may change results (ToMixedPrecision,
+FastMathTransform: preserves_results false) joined the drawn sequences (issue 14 item 4):
+every strict case's drawn pass sequence changed, graphs, inputs and statuses did not, and the
+strict campaign now finds crashes in those two passes (FastMathTransform on a call to a
+global function, ToMixedPrecision on a shape value) instead of a TopologicalSort sequence
+it no longer draws. A change meant to alter generation reprints it and says why. Two runs of the same code give
 the same fingerprint: the campaigns run with --jobs 1, so cases, reductions and hits come
 in one order, and the fingerprint leaves out times and worker figures. Finding signatures
 name TVM's source frames, so a new TVM calls for a new golden file: print it with the
