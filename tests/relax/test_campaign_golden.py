@@ -12,7 +12,12 @@ FastMathTransform: preserves_results false) joined the drawn sequences (issue 14
 every strict case's drawn pass sequence changed, graphs, inputs and statuses did not, and the
 strict campaign now finds crashes in those two passes (FastMathTransform on a call to a
 global function, ToMixedPrecision on a shape value) instead of a TopologicalSort sequence
-it no longer draws. A change meant to alter generation reprints it and says why. Two runs of the same code give
+it no longer draws; and once more when disruptive mode stopped drawing what TVM documents
+as valid (issue 15 item 3: a zero-extent result, Relax's conv kernel taken from the
+weight...) and stopped calling an empty valid part: the disruptive campaign's case 5 no
+longer reports tile by 0 as a silent acceptance (it draws tile by -7, which TVM accepts and
+dies on with std::bad_alloc), and case 6 draws another violation. A change meant to alter
+generation reprints it and says why. Two runs of the same code give
 the same fingerprint: the campaigns run with --jobs 1, so cases, reductions and hits come
 in one order, and the fingerprint leaves out times and worker figures. Finding signatures
 name TVM's source frames, so a new TVM calls for a new golden file: print it with the
