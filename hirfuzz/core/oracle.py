@@ -96,6 +96,8 @@ def compare_results(expected: list[TensorFacts], actual: list[np.ndarray],
                     approximation: Approximation | None = None) -> list[Mismatch]:
     if len(expected) != len(actual):
         return [Mismatch(-1, f"main returned {len(actual)} tensors, expected {len(expected)}")]
+    if approximation is not None and not approximation.compared:
+        return []  # not even the result types: Relay's ToMixedPrecision makes them float16
     out = []
     for i, (e, a) in enumerate(zip(judged_facts(expected, approximation), actual)):
         detail = compare_tensor(e, a)

@@ -98,5 +98,7 @@ def test_mixed_precision_is_compared_within_its_approximation_and_never_exactly(
     assert compare_results(expected, right, half) == []
     wrong = [right[0], right[1] * 1.2, ints + np.int32([0, 0, 0, 1])]
     assert [m.index for m in compare_results(expected, wrong, half)] == [1, 2]
-    # an approximation that is not compared judges nothing numerically
+    # an approximation that is not compared judges nothing, not even the result types
     assert compare_results(expected, wrong, Approximation(False)) == []
+    assert compare_results(expected, [a.astype("float16") for a in right], Approximation(False)) == []
+    assert compare_results(expected, wrong[:2], Approximation(False))  # but the number of results
