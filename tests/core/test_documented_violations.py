@@ -112,3 +112,16 @@ def test_a_zero_extent_result_is_never_a_violation(dialect_specs):
     _, specs = dialect_specs
     for v, _ in violations(specs, "tile", "attr-out-of-range"):
         assert any(r < 0 for r in v.attrs["repeats"]), v.detail
+
+
+def test_scatter_elements_indices_smaller_off_the_axis_are_never_a_violation(dialect_specs):
+    # ONNX-style scatter_elements (both docstrings): indices may be smaller than data off the
+    # axis, and any axis in [-rank, rank) is valid; the spec's equal shapes are hirfuzz's choice
+    _, specs = dialect_specs
+    for kind in ("attr-out-of-range", "shape-incompatible"):
+        for v, graph in violations(specs, "scatter_elements", kind):
+            data, indices, updates = (shape(graph, ref) for ref in v.inputs)
+            rank, axis = len(data), v.attrs["axis"]
+            onnx_valid = (len(indices) == rank and updates == indices and -rank <= axis < rank
+                          and all(indices[i] <= data[i] for i in range(rank) if i != axis % rank))
+            assert not onnx_valid, (kind, v.detail, data, indices, v.attrs)

@@ -14,6 +14,7 @@ from hirfuzz.core.graph import Graph, Node, Ref, TensorType
 from hirfuzz.core.passes import load_catalog
 from hirfuzz.core.violations import Violation, violation_plan
 from hirfuzz.dialects import dialect_info, load_dialect
+from hirfuzz.protocol import decode_array, encode_array
 from hirfuzz.worker import execute_case
 
 CONV1D = {"groups": 1, "out_channels": 1, "kw": 2, "sw": 2, "pl": 0, "pr": 0, "dw": 2}
@@ -28,6 +29,9 @@ DOCUMENTED_VALID = {  # class -> (op, input shapes, attrs as the old draw had th
     "topk with k < 1 (all elements)": ("topk", [(5, 3)], {"axis": 0, "k": 0, "largest": False,
                                                           "ret_type": "values", "out": "int32"}, "attr-out-of-range"),
     "tile by 0": ("tile", [(2, 3)], {"repeats": [3, 0]}, "attr-out-of-range"),
+    "scatter_elements on another axis, indices smaller off it (ONNX style)":
+        ("scatter_elements", [(3, 4), ((1, 4), "int64"), (1, 4)], {"axis": -1, "reduction": "add"},
+         "attr-out-of-range"),
 }
 
 
@@ -41,11 +45,15 @@ def relax_maker(specs):
 def test_a_documented_valid_program_builds_and_runs_on_relax(what, specs, relax_maker):
     op, shapes, attrs, kind = DOCUMENTED_VALID[what]
     graph = Graph()
-    for i, shape in enumerate(shapes):
-        graph.add(Node(i, "var", [TensorType(shape, "float32")]))
+    for i, item in enumerate(shapes):  # a shape, or (shape, dtype) for an index input
+        shape, dtype = item if isinstance(item[0], tuple) else (item, "float32")
+        graph.add(Node(i, "var", [TensorType(shape, dtype)]))
     violation = Violation(kind, op, "float32", [Ref(i) for i in range(len(shapes))], attrs, what)
     case = relax_maker.make_disruptive_case(0, graph, {"violation": violation.to_json(),
                                                        "plan": violation_plan(violation, graph, specs)})
+    # indices in range (a violating call's own inputs are drawn from default domains)
+    case.request["inputs"] = [encode_array(a if a.dtype.kind == "f" else np.zeros_like(a))
+                              for a in map(decode_array, case.request["inputs"])]
     reply = execute_case(case.request, load_dialect("relax"))
     assert reply["status"] == "ok", reply.get("message", "")[:500]
     assert Judge(specs, {}).classify(case, reply).status is Status.SILENT_ACCEPTANCE  # what was reported
