@@ -30,6 +30,7 @@ from ..errors import HirfuzzError
 from ..core.plan import LoweringPlan
 from ..core.graph import Graph
 from .outdir import save_folder
+from ..core.oracle import Approximation, judged_facts
 from ..core.passes import describe as describe_passes, minimise_sequence
 from ..core.reduce import reduce_graph
 from .report import bug_report
@@ -448,11 +449,12 @@ class Reduction:
         return {"script": reply["script"], "consts": [decode_array(c) for c in reply["consts"]]}
 
     def finding_files(self, case, finding: Finding, log: str) -> dict:
-        expected = None
-        if finding.kind == "wrong-result":
-            expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
-                         0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in case.expected]
         config = case.configs[-1]  # the failing one: isolate_config put it last
+        expected = None
+        if finding.kind == "wrong-result":  # compared as the oracle compared it (judge._judge_config)
+            facts = judged_facts(case.expected, Approximation.of_passes(config["passes"]))
+            expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
+                         0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in facts]
         render_reproducer = importlib.import_module(self.host.info.reproducer).render_reproducer
         repro = render_reproducer(case.graph, self.host.specs, finding, config, case.inputs,
                                   run=case.runnable, expected=expected, tvm_version=self.host.tvm_version(),

@@ -409,6 +409,22 @@ def split_shapes(shape, indices_or_sections, axis) -> list:
     return [shape[:axis] + [p] + shape[axis + 1:] for p in parts]
 
 
+def reshape_valid(in_shape, shape, zero_copies=False) -> bool:
+    """Is `shape` a valid reshape of `in_shape` as TVM documents it: at most one -1, inferred
+    from the rest; with `zero_copies` (Relay), 0 copies the input's dimension at its index."""
+    dims = []
+    for i, d in enumerate(shape):
+        if d == 0 and zero_copies:
+            if i >= len(in_shape):
+                return False
+            d = in_shape[i]
+        dims.append(d)
+    if dims.count(-1) > 1 or any(d < 1 and d != -1 for d in dims):
+        return False
+    known = prod([d for d in dims if d != -1])
+    return prod(in_shape) % known == 0 if -1 in dims else known == prod(in_shape)
+
+
 def strided_slice_shape(shape, axes, begin, end, strides) -> list:
     """The shape of ``x[...]`` sliced with Python semantics along `axes` (as ``slice_len``)."""
     out = list(shape)
@@ -580,7 +596,7 @@ FUNCTIONS: dict[str, Callable] = {
     "tuple": tuple, "sum": sum, "int": int, "float": float, "bool": bool, "sorted": sorted,
     "all": all, "any": any, "reversed": lambda s: list(reversed(list(s))),
     "ceil": math.ceil, "floor": math.floor,
-    "prod": prod, "broadcastable": broadcastable, "broadcast_shapes": broadcast_shapes,
+    "prod": prod, "reshape_valid": reshape_valid, "broadcastable": broadcastable, "broadcast_shapes": broadcast_shapes,
     "normalize_axis": normalize_axis, "normalize_axes": normalize_axes,
     "reduce_shape": reduce_shape, "window_out": window_out, "pool_out": pool_out,
     "slice_len": slice_len,

@@ -4,6 +4,10 @@ The comparison policy (DESIGN.md): integers and booleans exactly; floats within 
 tensor's tolerance, |actual - expected| <= atol * max(1, magnitude) + rtol * |expected|,
 where magnitude is the largest value on the tensor's path; tensors that a discontinuous op
 may have amplified a rounding difference into (`stable` False) are not compared.
+
+A configuration whose pass sequence may change results on purpose (a catalog entry with
+`preserves_results: false`: mixed precision, fast math) is judged within the approximation
+its passes document (`Approximation`), never exactly, or not numerically at all.
 """
 from __future__ import annotations
 
@@ -45,11 +49,57 @@ def compare_tensor(expected: TensorFacts, actual: np.ndarray) -> str | None:
             f"(max abs diff {worst:.3g}, rtol {expected.rtol:g}, atol {expected.atol:g} x {max(1.0, expected.magnitude):.3g})")
 
 
-def compare_results(expected: list[TensorFacts], actual: list[np.ndarray]) -> list[Mismatch]:
+@dataclass(frozen=True)
+class Approximation:
+    """How far a pass sequence that may change results may move them: the loosest of its
+    non-preserving steps' `approximation` (core.passes puts it in each such step).
+
+    Results are compared with at least `rtol` and `atol`, only where no discontinuous op saw
+    a float on their path (the pass may round any float, even an exact one, and a `floor`
+    or comparison would turn that into any difference) and, with `max_magnitude`, only
+    where every value on the path fits the narrower type the pass computes in. An
+    approximation that is not `compared` leaves only the crash and well-formedness oracles.
+    """
+    compared: bool
+    rtol: float = 0.0
+    atol: float = 0.0
+    max_magnitude: float | None = None
+
+    @staticmethod
+    def of_passes(passes: list[dict]) -> "Approximation | None":
+        """None when every step preserves results; otherwise the loosest approximation."""
+        declared = [step["approximation"] for step in passes if "approximation" in step]
+        if not declared:
+            return None
+        if not all(d["compared"] for d in declared):
+            return Approximation(False)
+        limits = [d["max_magnitude"] for d in declared if d.get("max_magnitude") is not None]
+        return Approximation(True, max(d["rtol"] for d in declared), max(d["atol"] for d in declared),
+                             min(limits) if limits else None)
+
+    def judged(self, facts: TensorFacts) -> TensorFacts:
+        """The reference's facts as this approximation compares them."""
+        within = self.max_magnitude is None or facts.magnitude <= self.max_magnitude
+        if not (self.compared and facts.smooth and within):
+            return replace(facts, stable=False)
+        if facts.value.dtype.kind != "f":
+            return facts  # smooth integers never met a float: what the pass leaves alone
+        return replace(facts, exact=False, rtol=max(facts.rtol, self.rtol), atol=max(facts.atol, self.atol))
+
+
+def judged_facts(expected: list[TensorFacts], approximation: Approximation | None) -> list[TensorFacts]:
+    """The reference's facts as a configuration is judged: as they are, or within its approximation."""
+    return expected if approximation is None else [approximation.judged(f) for f in expected]
+
+
+def compare_results(expected: list[TensorFacts], actual: list[np.ndarray],
+                    approximation: Approximation | None = None) -> list[Mismatch]:
     if len(expected) != len(actual):
         return [Mismatch(-1, f"main returned {len(actual)} tensors, expected {len(expected)}")]
+    if approximation is not None and not approximation.compared:
+        return []  # not even the result types: Relay's ToMixedPrecision makes them float16
     out = []
-    for i, (e, a) in enumerate(zip(expected, actual)):
+    for i, (e, a) in enumerate(zip(judged_facts(expected, approximation), actual)):
         detail = compare_tensor(e, a)
         if detail is not None:
             out.append(Mismatch(i, detail))

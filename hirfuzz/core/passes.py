@@ -22,8 +22,9 @@ from pathlib import Path
 from ..errors import HirfuzzError
 
 PHASES = ("high-level", "legalisation", "lowering")
-_KEYS = {"name", "import", "args", "phase", "requires", "establishes", "ends", "preserves_results", "draw",
-         "note"}
+_KEYS = {"name", "import", "args", "phase", "requires", "establishes", "ends", "preserves_results",
+         "approximation", "draw", "note"}
+_APPROXIMATION_KEYS = {"rtol", "atol", "max_magnitude"}
 
 
 @dataclass(frozen=True)
@@ -35,6 +36,9 @@ class PassEntry:
     establishes: tuple[str, ...] = ()
     ends: tuple[str, ...] = ()                          # properties it may destroy (normal forms)
     preserves_results: bool = True
+    # how far a pass that may change results may move them ({rtol, atol, max_magnitude?});
+    # None for such a pass: its results are judged by the crash and well-formedness oracles only
+    approximation: dict | None = None
     draw: bool = True
     import_path: str | None = None                      # "package.module:factory"
     search_dir: str | None = None                       # where the user's catalog lives
@@ -86,9 +90,25 @@ def _read_entry(where: str, raw, search_dir: str) -> PassEntry:
         raise HirfuzzError(f"{where}: 'import' is 'package.module:factory', not {imp!r}")
     if not isinstance(raw.get("note", ""), str):
         raise HirfuzzError(f"{where}: 'note' is text")
-    return PassEntry(name, phase, args, props["requires"], props["establishes"], props["ends"],
-                     raw.get("preserves_results", True), raw.get("draw", True), imp, search_dir,
-                     where.split(": passes[")[0], raw.get("note", ""))
+    preserves = raw.get("preserves_results", True)
+    return PassEntry(name, phase, args, props["requires"], props["establishes"], props["ends"], preserves,
+                     _read_approximation(where, raw.get("approximation"), preserves), raw.get("draw", True), imp,
+                     search_dir, where.split(": passes[")[0], raw.get("note", ""))
+
+
+def _read_approximation(where: str, raw, preserves: bool) -> dict | None:
+    """`approximation: {rtol, atol, max_magnitude?}`, for a pass that may change results only."""
+    if raw is None:
+        return None
+    if preserves:
+        raise HirfuzzError(f"{where}: 'approximation' is for a pass with preserves_results: false")
+    if not isinstance(raw, dict) or not {"rtol", "atol"} <= set(raw) <= _APPROXIMATION_KEYS:
+        raise HirfuzzError(f"{where}: 'approximation' maps rtol and atol (and optionally max_magnitude) "
+                           "to numbers")
+    for key, value in raw.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+            raise HirfuzzError(f"{where}: approximation '{key}' is a number >= 0, not {value!r}")
+    return {key: float(value) for key, value in raw.items()}
 
 
 def module_dir(module: str, catalog_dir: str, where: str) -> str | None:
@@ -213,7 +233,11 @@ def parse_sequence(text: str, catalog: Catalog) -> list[dict]:
 
 
 def _step(entry: PassEntry, args: dict) -> dict:
+    """A step of a sequence as plain data (it travels to workers and into reproducers). A pass
+    that may change results says so in its step, with how far (oracle.Approximation reads it)."""
     step = {"name": entry.name, "args": args}
+    if not entry.preserves_results:
+        step["approximation"] = {"compared": entry.approximation is not None, **(entry.approximation or {})}
     if entry.import_path:
         step["import"] = entry.import_path
         step["search_dir"] = entry.search_dir
@@ -237,8 +261,10 @@ def _after(entry: PassEntry, have: set[str]) -> set[str]:
     return (have - set(entry.ends)) | set(entry.establishes)
 
 
-def draw_sequence(catalog: Catalog, rng, max_len: int = 6, only_preserving: bool = True) -> list[dict]:
-    """A random sequence that respects requirements; repeats and odd orders allowed.
+def draw_sequence(catalog: Catalog, rng, max_len: int = 6, only_preserving: bool = False) -> list[dict]:
+    """A random sequence that respects requirements; repeats and odd orders allowed. Passes
+    that may change results are drawn too (their steps say how far: see _step), unless
+    `only_preserving`.
 
     A pass that establishes a property is often followed at once by one that needs it
     (LegalizeOps, AnnotateTIROpPattern, FuseOps, FuseTIR), so that deep pipelines, and

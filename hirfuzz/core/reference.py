@@ -587,6 +587,8 @@ class TensorFacts:
     magnitude: float     # largest |value| on its path, to scale atol
     failed: bool = False  # the reference could not compute it (inputs outside the domain),
     #                       or TVM's result is undefined (an integer overflow it leaves undefined)
+    smooth: bool = True   # no discontinuous op applied to a float on its path: rounding anywhere
+    #                       upstream (a pass computing in float16) cannot flip it
 
 
 def _magnitude(a: np.ndarray) -> float:
@@ -659,6 +661,8 @@ def interpret(graph: Graph, specs, leaf_values: dict[int, np.ndarray]) -> dict[R
             graph.type_of(r).dtype.startswith("float") for r in node.input_refs())
         exact = all_exact and (spec.exact or not any_float)
         stable = all(f.stable for f in ins) and (spec.continuous or all_exact)
+        smooth = all(f.smooth for f in ins) and (spec.continuous or not any(
+            graph.type_of(r).dtype.startswith("float") for r in node.input_refs()))
         for i, (arr, t) in enumerate(zip(outs, node.outputs)):
             rtol, atol = specs.tolerances[spec.tolerance].get(t.dtype, (0.0, 0.0))
             rtol = max([rtol, amplified] + [f.rtol for f in ins])
@@ -666,5 +670,5 @@ def interpret(graph: Graph, specs, leaf_values: dict[int, np.ndarray]) -> dict[R
             mag = max([_magnitude(arr)] + [f.magnitude for f in ins])
             ref = Ref(node.id, i)
             values[ref] = arr
-            facts[ref] = TensorFacts(arr, exact, stable and not failed, rtol, atol, mag, failed)
+            facts[ref] = TensorFacts(arr, exact, stable and not failed, rtol, atol, mag, failed, smooth)
     return facts

@@ -38,7 +38,11 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
   replace ``reference`` where its op means something else (Relay's ``round`` rounds
   halves away from zero), and carry its own ``note``. An op without a block for a dialect
   is not generated for it. (An old spec file without ``dialects`` may still say
-  ``relax: NAME`` and ``call:`` at the top: that is its Relax spelling.)
+  ``relax: NAME`` and ``call:`` at the top: that is its Relax spelling.) A block's
+  ``accepts`` lists conditions under which that dialect's TVM documents inputs and
+  attributes as valid although the spec's constraints reject them (Relax's conv1d takes
+  its kernel and channels from the weight; topk returns everything for k < 1), each with
+  the source saying so: disruptive mode never calls such a program a violation.
 
 Expressions are compiled once here by ``expr.compile_expr``; nothing is ever ``eval``-ed.
 """
@@ -66,7 +70,7 @@ _OP_KEYS = {"name", "relax", "inputs", "dtypes", "attrs", "solve", "constraints"
             "reference", "tolerance", "amplification", "overflow", "exact", "continuous", "may_trap", "call",
             "note", "dialects", "traits"}
 TRAITS = ("elementwise", "commutative", "associative")
-_DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note"}
+_DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note", "accepts"}
 DIALECTS = ("relax", "relay")
 _INPUT_KEYS = {"name", "rank", "dtype", "shape", "domain", "variadic"}
 _OUTPUT_KEYS = {"shape", "shapes", "dtype"}
@@ -98,6 +102,7 @@ class Spelling:
     dtypes: tuple[str, ...] | None = None       # None: the spec's
     reference: E.Compiled | None = None         # None: the spec's
     note: str = ""
+    accepts: tuple[E.Compiled, ...] = ()        # documented-valid cases the constraints reject
 
 
 @dataclass
@@ -129,6 +134,7 @@ class OpSpec:
     overflow: E.Compiled | None = None    # integer overflow bounds: [lo, hi] over the inputs
     dialect: str = "relax"                                        # the dialect resolved for
     spellings: dict[str, Spelling] = field(default_factory=dict)  # every dialect that has it
+    accepts: tuple[E.Compiled, ...] = ()  # the dialect's documented-valid cases (Spelling.accepts)
 
     def for_dialect(self, dialect: str) -> "OpSpec":
         """This op as `dialect` spells it (the dialect must have it)."""
@@ -136,7 +142,7 @@ class OpSpec:
         note = "; ".join(n for n in (self.base_note, sp.note) if n)
         return replace(self, dialect=dialect, dialect_op=sp.op, call_args=sp.call_args,
                        call_kwargs=sp.call_kwargs, dtypes=sp.dtypes or self.base_dtypes,
-                       reference=sp.reference or self.base_reference, note=note)
+                       reference=sp.reference or self.base_reference, note=note, accepts=sp.accepts)
 
     @property
     def multi_output(self) -> bool:
@@ -402,9 +408,13 @@ def _read_spelling(r: _Reader, fld: str, default_op: str, block, legacy: bool = 
                                or any(dt not in ALL_DTYPES for dt in dtypes)):
         r.fail(f"{fld}.dtypes", f"expected a non-empty list of dtypes from {', '.join(ALL_DTYPES)}")
     reference = r.expr(f"{fld}.reference", block["reference"]) if "reference" in block else None
+    accepts = block.get("accepts", [])
+    if not isinstance(accepts, list):
+        r.fail(f"{fld}.accepts", "expected a list of conditions")
     return Spelling(op=op, call_args=call_args, call_kwargs=call_kwargs,
                     dtypes=tuple(dtypes) if dtypes else None, reference=reference,
-                    note=str(block.get("note", "")))
+                    note=str(block.get("note", "")),
+                    accepts=tuple(r.expr(f"{fld}.accepts[{i}]", a) for i, a in enumerate(accepts)))
 
 
 def _read_spellings(r: _Reader, entry: dict) -> dict[str, Spelling]:

@@ -195,7 +195,11 @@ class ViolationBuilder:
         return env
 
     def _spec_rejects(self, spec, env) -> bool:
-        """The spec itself says these inputs and attributes are invalid."""
+        """The spec says these inputs and attributes are invalid, and the dialect's TVM does
+        not document them as valid (`accepts` in the op's dialect block). A result with a
+        zero extent is valid TVM (an empty slice, a tile by 0): only a negative one is not."""
+        if self._documented_valid(spec, env):
+            return False
         try:
             if not all(bool(c(env)) for c in spec.constraints):
                 return True
@@ -203,9 +207,19 @@ class ViolationBuilder:
                 return True
             shapes = spec.out_shapes(env) if spec.out_shapes is not None else [
                 spec.out_shape(env) if spec.out_shape is not None else env[spec.inputs[0].name].shape]
-            return any(int(d) < 1 for s in shapes for d in s)
+            return any(int(d) < 0 for s in shapes for d in s)
         except (E.ExprError, TypeError, ValueError, IndexError, ZeroDivisionError):
             return True
+
+    @staticmethod
+    def _documented_valid(spec, env) -> bool:
+        for condition in spec.accepts:
+            try:
+                if bool(condition(env)):
+                    return True
+            except (E.ExprError, TypeError, ValueError, IndexError, ZeroDivisionError):
+                continue  # a condition that cannot be evaluated (a stride of 0) does not hold
+        return False
 
     def _break_shape(self, spec, dtype, inputs, attrs) -> Violation:
         rng = self.rng
@@ -240,9 +254,21 @@ class ViolationBuilder:
                 trial[name][int(rng.integers(len(trial[name])))] = value
             else:
                 trial[name] = value
+            if _same_call(spec, dtype, inputs, attrs, trial):
+                continue  # the attribute never reaches the dialect's op (Relax's conv2d takes its
+                #           kernel size and channels from the weight): nothing was broken
             if self._spec_rejects(spec, self._env(spec, dtype, inputs, trial)):
                 return Violation("attr-out-of-range", spec.name, dtype, inputs, trial, f"{name} = {trial[name]}")
         raise Rejected("no out-of-range attribute value found")
+
+
+def _same_call(spec, dtype: str, inputs: list, attrs: dict, trial: dict) -> bool:
+    """Do the two attribute sets give the dialect's op the very same arguments?"""
+    names = {i.name: item for i, item in zip(spec.inputs, inputs)}
+    try:
+        return repr(spec.call_arguments(attrs, dtype, names)) == repr(spec.call_arguments(trial, dtype, names))
+    except (E.ExprError, TypeError, ValueError, IndexError, ZeroDivisionError):
+        return False
 
 
 def _first(item) -> Ref:

@@ -48,10 +48,13 @@ def test_a_pass_sequence_that_changes_nothing_reuses_the_build_and_gives_the_sam
 
 
 def test_an_identical_case_reuses_every_build_and_runs_on_its_own_inputs(specs):
-    case = make_case(specs, seed=2)
+    # seed 3: every configuration builds (seed 2's pass sequence now holds FastMathTransform,
+    # which raises before any build on a call to a global function, a TVM bug)
+    case = make_case(specs, seed=3)
     cache = BuildCache()
     dialect = load_dialect("relax")
     first = execute_case(case.request, dialect, cache)
+    assert all(r["status"] == "ok" for r in [first] + first["others"]), "a configuration built nothing to reuse"
     again = execute_case(case.request, dialect, cache)
     assert again["builds_saved"] == len(case.configs)
     assert {r.get("reused_build") for r in [again] + again["others"]} == {"cache"}

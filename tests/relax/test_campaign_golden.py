@@ -5,11 +5,10 @@ saves the same findings, reduced alike, as the code before it did.
 The golden file was first printed by tools/campaign_fingerprint.py at commit b3c28b5,
 before the coordinator was split into cases, judging and summary and learnt the cross-IR
 oracle (in another checkout folder: the fingerprint holds in any); the split and the
-oracle left it as it was. It was reprinted once since, when the shift ops' amount domain
-widened to [0, bits-1] (two graphs drew other constant shift amounts; every status and
-finding stayed), and again when the generator learnt to keep a witness (an input under which
-every op's domain is met) and turn down insertions it cannot keep: the graphs changed, and
-so did the findings they lead to. A change meant to alter generation reprints it and says why. Two runs of the same code give
+oracle left it as it was. It is reprinted whenever a change alters generation or judging
+on purpose, and the commit that reprints it says why (so far: the shift ops' amount domain,
+the generator's witness, passes that may change results joining the drawn sequences,
+violations TVM documents as valid no longer drawn). Two runs of the same code give
 the same fingerprint: the campaigns run with --jobs 1, so cases, reductions and hits come
 in one order, and the fingerprint leaves out times and worker figures. Finding signatures
 name TVM's source frames, so a new TVM calls for a new golden file: print it with the

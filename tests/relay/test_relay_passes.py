@@ -57,3 +57,16 @@ def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over
     report = open(f["path"] + "/bug-report.md").read()
     assert "well_formed before PlantedUndefineVar: True" in report
     assert "well_formed after PlantedUndefineVar: False: free variable %" in report
+
+
+def test_fast_math_is_judged_within_its_approximation_with_no_false_alarm(tmp_path):
+    # FastMath (preserves_results: false) turns exp, tanh and erf into fast approximations on
+    # TVM 0.19: drawn now, it is judged within the tolerance its catalog entry documents
+    out = tmp_path / "out"
+    proc = relay_campaign("--pass-seq", "FastMath", "--iterations", 6, "--ops", 6, "--out", out, "--seed", 2,
+                          "--jobs", 2, "--only-ops", "exp,tanh,erf,add,multiply", "--dtypes", "float32")
+    assert proc.returncode == 0, proc.stderr
+    s = json.loads((out / "summary.json").read_text())
+    assert s["findings"] == [] and s["unconfirmed"] == [] and s["compared_fully"] > 0, s
+    stats = [json.loads(line) for line in (out / "stats.jsonl").read_text().splitlines()]
+    assert all(r["status"] == "ok" for r in stats), [r["status"] for r in stats]

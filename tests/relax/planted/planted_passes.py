@@ -73,3 +73,36 @@ class _UndefineFirstArgument(PyExprMutator):
 
 def undefine_var():
     return _function_pass("PlantedUndefineVar", lambda f: _UndefineFirstArgument().visit_expr(f))
+
+
+@mutator
+class _RoundConstants(PyExprMutator):
+    """Moves every float constant by a relative 1e-4, as a pass computing in a narrower
+    type would: a change within the approximation its catalog entry documents."""
+
+    def visit_generic_const_(self, op):
+        value = op.value.numpy()
+        if value.dtype.kind != "f":
+            return op
+        return relax.const(value * (1 + 1e-4), str(value.dtype))
+
+
+def round_constants():
+    """A pass that may change results (preserves_results: false), and stays within its
+    documented approximation."""
+    return _function_pass("PlantedRoundConstants", lambda f: _RoundConstants().visit_expr(f))
+
+
+def round_constants_raise_on_exp():
+    """The same, with a bug: it raises on any module holding an exp."""
+    def rewrite(f):
+        if "R.exp(" in f.script():
+            raise ValueError("PlantedRoundRaiseOnExp: cannot approximate exp")
+        return _RoundConstants().visit_expr(f)
+    return _function_pass("PlantedRoundRaiseOnExp", rewrite)
+
+
+def round_constants_undefine_var():
+    """The same, with a bug: it leaves a variable used that nothing defines."""
+    return _function_pass("PlantedRoundUndefineVar",
+                          lambda f: _UndefineFirstArgument().visit_expr(_RoundConstants().visit_expr(f)))
