@@ -37,7 +37,7 @@ from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
 from ..protocol import decode_array, describe_config
 from .judge import AGAINST_BASELINE, Oracle
-from .triage import check_reproducer, finding_files
+from .triage import finding_files
 
 if TYPE_CHECKING:
     from ..dialects import DialectInfo
@@ -301,8 +301,8 @@ class Reduction:
         # a hang is confirmed only if the script alone spends three times the case's limit
         # in CPU time: a build that was merely slow, on a loaded machine too, then finishes
         limit = max(self.s.timeout_s, 60) * (3 if finding.kind == "hang" else 1)
-        outcome = check_reproducer(staging / "repro.py", finding, timeout_s=limit, python=self.s.tvm_python,
-                                   extra_env=self.s.tvm_env)
+        # on the lent worker's machine, under its interpreter: a Ray node's, with --ray
+        outcome = self.worker.check_reproducer(staging / "repro.py", finding, limit)
         shutil.rmtree(staging, ignore_errors=True)
         with self.host.lock:
             self.host.counters.verify_s += time.monotonic() - t0

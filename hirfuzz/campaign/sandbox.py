@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .triage import check_reproducer
+
 READY_TIMEOUT_S = 120
 
 
@@ -247,6 +249,10 @@ class Worker:
                 return "timeout"
             select.select([self.fileno()], [], [], left)
 
+    def check_reproducer(self, script: Path, finding, timeout_s: float):
+        """Run a saved reproducer alone under this worker's interpreter (triage's check)."""
+        return check_reproducer(script, finding, timeout_s=timeout_s, python=self.python, extra_env=self.extra_env)
+
     def log_tail(self, limit: int = 6000) -> str:
         try:
             with open(self.log_path, "rb") as f:
@@ -276,6 +282,7 @@ class Pool:
                  python: str | None = None, extra_env: dict | None = None, dialect: str = "relax",
                  cross: Interpreter | None = None):
         self.dialect = dialect
+        self.cross = cross
         self.workers = [Worker(Path(log_dir) / f"worker-{i}.log", max_memory_mb, recycle_after, python, extra_env,
                                dialect)
                         for i in range(n)]
@@ -292,6 +299,15 @@ class Pool:
             for w, cpu in zip(self.workers, cpus):
                 w.cpu = cpu
         self.first_start_s = 0.0
+
+    @property
+    def jobs(self) -> int:
+        """Workers per IR."""
+        return len(self.workers) // (1 if self.cross is None else 2)
+
+    def nodes(self) -> None:
+        """Cases per node: one machine has none to tell (RayPool has)."""
+        return None
 
     def start(self):
         """Start every worker at once: each spends a second or more importing TVM."""
