@@ -28,7 +28,7 @@ from .cross import compare_sides, ir_label, open_cross_side, settle
 from .judge import Judge, Oracle, Outcome, Status
 from .known import KnownFindings, load_known
 from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
-from .reducer import PENDING, ReductionHost, Reductions
+from .reducer import PENDING, ReductionHost, Reductions, waiting_under
 from .report import campaign_report
 from .sandbox import Interpreter, Pool, Worker, WorkerError
 from .summary import format_summary, summary
@@ -492,7 +492,7 @@ class Campaign:
     def keep(self, folder: str, case: Case, finding: Finding, log: str):
         """Count a hit of a finding on its way to `folder`, or queue a new one for reduction."""
         with self.lock:
-            waiting = self.reductions.pending.get(finding.signature)
+            waiting = waiting_under(self.reductions.pending, finding.signature)
             known = self.tables[folder].get(finding.signature) or (waiting.finding if waiting else None)
             if known is not None:
                 known.hits += 1

@@ -221,7 +221,9 @@ class RaySlot:
         ray = self.pool.ray
         self.earlier.update(self.counts)
         self.counts = {}
-        self.actor = self.pool.actor_class.remote(self.where, *self.pool.limits)
+        # spread over the nodes: a node lost takes fewer slots with it
+        self.actor = self.pool.actor_class.options(scheduling_strategy="SPREAD").remote(self.where,
+                                                                                     *self.pool.limits)
         self.starting = self.actor.start.remote()
         self.state = SlotState.STARTING
         return ray
@@ -251,21 +253,32 @@ class RaySlot:
         answer, self.counts = result
         self.busy_s += time.monotonic() - self.submitted
         self.case = self.ref = None
-        if isinstance(answer, dict) and "worker_error" in answer:
-            raise WorkerError(answer["worker_error"])
-        return answer
+        return _worker_answer(answer)
 
     def run_one(self, request: dict, timeout_s: float):
-        """Submit and wait, for a reduction; a lost actor is started again once."""
+        """Submit and wait, for a reduction."""
+        t0 = time.monotonic()
+        try:
+            answer, self.counts = self._call("run", (request, timeout_s), timeout_s + ANSWER_GRACE_S)
+        finally:
+            self.busy_s += time.monotonic() - t0
+        return _worker_answer(answer)
+
+    def check_reproducer(self, script: Path, finding, timeout_s: float) -> ReproOutcome:
+        """The saved reproducer run alone on this slot's node, under its worker's Python."""
+        files = {p.name: p.read_text() for p in script.parent.iterdir() if p.is_file()}
+        return self._call("check_reproducer", (files, finding, timeout_s), timeout_s * 2 + ANSWER_GRACE_S)
+
+    def _call(self, method: str, args: tuple, timeout_s: float):
+        """A call on this (lent) slot's actor; an actor lost with its node is started again
+        wherever the cluster has room, and the call made again, once."""
         ray = self.pool.ray
         for _ in range(2):
             if not self.ready:
                 self._restart_blocking()
-            self.submit(True, request, timeout_s)
             try:
-                return self.finish(ray.get(self.ref, timeout=self.deadline - self.submitted))
+                return ray.get(getattr(self.actor, method).remote(*args), timeout=timeout_s)
             except self.pool.lost_errors:
-                self.case = None
                 self.died()
         raise WorkerError(f"the Ray actor on {self.node or 'its node'} was lost twice")
 
@@ -277,12 +290,6 @@ class RaySlot:
             self.died()
             raise WorkerError("no Ray node could start a worker") from None
 
-    def check_reproducer(self, script: Path, finding, timeout_s: float) -> ReproOutcome:
-        """The saved reproducer run alone on this slot's node, under its worker's Python."""
-        files = {p.name: p.read_text() for p in script.parent.iterdir() if p.is_file()}
-        ref = self.actor.check_reproducer.remote(files, finding, timeout_s)
-        return self.pool.ray.get(ref, timeout=timeout_s * 2 + ANSWER_GRACE_S)
-
     def close(self):
         if self.actor is None or not self.ready:
             return
@@ -291,6 +298,14 @@ class RaySlot:
         except Exception:  # a node gone, or slow: the actor goes with the job anyway
             pass
         self.pool.ray.kill(self.actor)
+
+
+def _worker_answer(answer):
+    """A worker's answer, or the WorkerError its actor met starting it (a broken
+    installation on that node: raised, as a local pool raises it)."""
+    if isinstance(answer, dict) and "worker_error" in answer:
+        raise WorkerError(answer["worker_error"])
+    return answer
 
 
 @dataclass
@@ -317,6 +332,7 @@ class RayPool:
         self.workers: list[RaySlot] = []
         self.lost: list[Lost] = []
         self.cases_by_node: Counter = Counter()
+        self.rerun = 0                        # cases run again after their node was lost
         self.first_start_s = 0.0
         self.last_revive = 0.0
         self.none_alive_since: float | None = None
@@ -426,6 +442,7 @@ class RayPool:
     def _lose(self, slot: RaySlot):
         """The slot's actor is gone (its node died) or silent: its case runs elsewhere."""
         self.lost.append(Lost(slot, slot.case, slot.request, slot.timeout_s))
+        self.rerun += 1
         slot.case = None
         slot.died()
 
@@ -488,8 +505,10 @@ class RayPool:
         return self._count("startup_s")
 
     def nodes(self) -> dict:
-        """summary.json's `nodes`: how many ran cases, and how many each."""
-        return {"used": len(self.cases_by_node), "cases": dict(sorted(self.cases_by_node.items()))}
+        """summary.json's `nodes`: how many ran cases, how many each, and how many cases were
+        run again after their node was lost."""
+        return {"used": len(self.cases_by_node), "cases": dict(sorted(self.cases_by_node.items())),
+                "rerun": self.rerun}
 
 
 def node_interpreter(interpreter: Interpreter, managed: str | None) -> NodeInterpreter:

@@ -84,6 +84,17 @@ class Job:
     signature: str     # as first seen (a pass-order finding may shrink to another)
 
 
+def waiting_under(pending: dict[str, Job], signature: str, besides: Job | None = None) -> Job | None:
+    """The pending job whose finding is keyed on `signature` now: under it, or renamed to it
+    by its reduction (a pass-order finding keyed on its minimal sequence). Two findings first
+    seen apart and reduced at once to one sequence are then one finding, not two; call with
+    the host's lock held."""
+    job = pending.get(signature)
+    if job is not None and job is not besides:
+        return job
+    return next((j for j in pending.values() if j is not besides and j.finding.signature == signature), None)
+
+
 class Reductions:
     """The queue of findings waiting to be finished, on disk and in memory, and the
     threads that finish them on workers lent by the pool.
@@ -287,8 +298,8 @@ class Reduction:
             finding.signature = job.signature
             if host.rename_finding(finding, signature):
                 return True
-            twin = self.pending.get(signature)
-            if twin is not None and twin is not job:
+            twin = waiting_under(self.pending, signature, besides=job)
+            if twin is not None:
                 twin.finding.hits += finding.hits
                 return True
         return False
