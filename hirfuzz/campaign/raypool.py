@@ -21,10 +21,11 @@ import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 from ..errors import HirfuzzError
-from .sandbox import READY_TIMEOUT_S, Interpreter, Worker, WorkerError
+from .sandbox import READY_TIMEOUT_S, Installations, Interpreter, Worker, WorkerError
 from .triage import ReproOutcome
 
 RAY_MISSING = "--ray needs the ray extra: pip install 'hirfuzz[ray]'"
@@ -180,10 +181,10 @@ class SandboxHost:
 
 # --- on the coordinator --------------------------------------------------------------------
 
-class SlotState:
-    STARTING = "starting"
+class SlotState(Enum):
+    STARTING = "starting"   # its actor is being placed, or its worker importing TVM
     READY = "ready"
-    DEAD = "dead"
+    DEAD = "dead"           # its actor was lost (or not started yet)
 
 
 class RaySlot:
@@ -317,7 +318,7 @@ class Lost:
     timeout_s: float
 
 
-class RayPool:
+class RayPool(Installations):
     """`sandbox.Pool`'s interface over a Ray cluster: up to `cap` slots per IR (one CPU
     each), as many as the cluster's CPUs allow."""
 
@@ -376,18 +377,6 @@ class RayPool:
 
     # --- what the coordinator and the reducer call ------------------------------------------
 
-    @property
-    def tvm_version(self):
-        return self.installation.get("tvm")
-
-    @property
-    def installation(self) -> dict:
-        return self.installation_of(self.dialect)
-
-    def installation_of(self, dialect: str) -> dict:
-        hello = next((s.hello for s in self.workers if s.hello and s.dialect == dialect), {})
-        return {k: v for k, v in hello.items() if k != "node"}
-
     def idle(self, dialect: str | None = None) -> list[RaySlot]:
         """Free slots; none of an IR while a lost case of that IR waits for one."""
         waiting = {lost.slot.dialect for lost in self.lost}
@@ -401,7 +390,7 @@ class RayPool:
         self._revive()
         self._resubmit_lost()
         busy = [s for s in self.workers if s.busy and not s.lent]
-        starting = [s for s in self.workers if s.state == SlotState.STARTING]
+        starting = [s for s in self.workers if s.state == SlotState.STARTING and not s.lent]
         refs = [s.ref for s in busy] + [s.starting for s in starting]
         if not refs:
             time.sleep(min(max_wait_s, 0.2))  # lost cases wait for a slot to start
@@ -438,6 +427,8 @@ class RayPool:
             slot.started(self.ray.get(slot.starting))
         except self.lost_errors:
             slot.died()
+        except WorkerError as exc:  # a node whose installation cannot serve: the user's to fix
+            raise HirfuzzError(f"--ray {self.address}: a worker could not start on a node: {exc}") from None
 
     def _lose(self, slot: RaySlot):
         """The slot's actor is gone (its node died) or silent: its case runs elsewhere."""

@@ -273,7 +273,25 @@ class Interpreter:
     env: dict = field(default_factory=dict)
 
 
-class Pool:
+class Installations:
+    """What a pool's workers (`workers`, of its first IR `dialect`) said of their TVM."""
+    dialect: str
+    workers: list
+
+    @property
+    def tvm_version(self):
+        return self.installation.get("tvm")
+
+    @property
+    def installation(self) -> dict:
+        """What the workers' TVM said of itself in the handshake."""
+        return self.installation_of(self.dialect)
+
+    def installation_of(self, dialect: str) -> dict:
+        return next((w.hello for w in self.workers if w.hello and w.dialect == dialect), {})
+
+
+class Pool(Installations):
     """N workers; the coordinator hands cases to idle ones and collects answers. A cross-IR
     campaign's pool also holds N workers of its second dialect (`cross`), each under that
     dialect's own interpreter."""
@@ -317,18 +335,6 @@ class Pool:
         for w in self.workers:
             w.await_ready()
         self.first_start_s = time.monotonic() - t0
-
-    @property
-    def tvm_version(self):
-        return self.installation.get("tvm")
-
-    @property
-    def installation(self) -> dict:
-        """What the workers' TVM said of itself in the handshake."""
-        return self.installation_of(self.dialect)
-
-    def installation_of(self, dialect: str) -> dict:
-        return next((w.hello for w in self.workers if w.hello and w.dialect == dialect), {})
 
     def idle(self, dialect: str | None = None) -> list[Worker]:
         return [w for w in self.workers if not w.busy and not w.lent and dialect in (None, w.dialect)]
