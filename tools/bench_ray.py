@@ -13,9 +13,11 @@ Per run: cases per second in the steady state (from the first judged case to the
 so Ray's and the workers' start-up are left out; the whole run's rate is printed too),
 and the coordinator's CPU seconds per case (this process: generating, judging, writing,
 and with Ray the driver's own threads). The pair's ratio Ray / local is the overhead
-figure (the machine is shared and noisy: compare ratios, not seconds). How many workers
-one coordinator can feed is about (worker seconds per case) / (coordinator CPU seconds
-per case).
+figure (the machine is shared and noisy: compare ratios, not seconds). Less sensitive to
+the load of a shared machine: what the transport adds per case, the coordinator's wait
+for an answer less the worker's own time and its pipe (Ray's calls and object transfers),
+as a share of the worker's time. How many workers one coordinator can feed is about
+(worker seconds per case) / (coordinator CPU seconds per case).
 """
 from __future__ import annotations
 
@@ -47,21 +49,28 @@ def run(jobs: int, cases: int, ops: int, ray: str | None) -> dict:
         out = Path(tmp) / "out"
         settings = Settings(seed=7, iterations=cases, ops=ops, out=str(out), jobs=jobs, reduce=False,
                             verify=False, ray=ray)
+        campaign = Campaign(settings, load_specs(), progress=False)
         cpu0, t0 = own_cpu_s(), time.monotonic()
-        summary = Campaign(settings, load_specs(), progress=False).run()
+        summary = campaign.run()
         wall, cpu = time.monotonic() - t0, own_cpu_s() - cpu0
         times = [json.loads(line)["t"] for line in (out / "stats.jsonl").read_text().splitlines()]
+    cases = max(1, summary["cases"])
     steady = (len(times) - 1) / max(1e-9, max(times) - min(times))
-    worker_s = summary["time_building_running_s"] / max(1, summary["cases"])
+    stages = campaign.counters.stage_s
+    # Ray's calls: the coordinator's wait for an answer, less the worker's own time and its
+    # pipe on the node (the local pool has only the pipe: nothing added)
+    added = 0.0 if ray is None else (campaign.pool.case_s - stages.get("worker", 0.0)
+                                     - stages.get("transfer", 0.0)) / cases
     return {"cases": summary["cases"], "wall_s": wall, "steady": steady, "rate": summary["cases"] / wall,
-            "coord_cpu_per_case": cpu / max(1, summary["cases"]), "worker_s_per_case": worker_s,
-            "nodes": summary["nodes"]}
+            "coord_cpu_per_case": cpu / cases, "worker_s_per_case": stages.get("worker", 0.0) / cases,
+            "added_s_per_case": added, "nodes": summary["nodes"]}
 
 
 def describe(name: str, r: dict) -> str:
     return (f"{name}: {r['cases']} cases, steady {r['steady']:.3f} cases/s (whole run {r['rate']:.3f}), "
             f"coordinator CPU {1000 * r['coord_cpu_per_case']:.1f} ms/case, "
-            f"worker {r['worker_s_per_case']:.2f} s/case")
+            f"worker {r['worker_s_per_case']:.2f} s/case, transport adds {1000 * r['added_s_per_case']:.1f} ms/case "
+            f"({100 * r['added_s_per_case'] / max(1e-9, r['worker_s_per_case']):.2f}% of the worker's time)")
 
 
 def main():
@@ -74,7 +83,7 @@ def main():
     t0 = time.monotonic()
     connect(LOCAL)
     print(f"Ray started on this machine in {time.monotonic() - t0:.1f}s", flush=True)
-    ratios, coord = [], []
+    ratios, coord, added = [], [], []
     for i in range(args.repeat):
         order = [None, LOCAL] if i % 2 == 0 else [LOCAL, None]
         runs = {ray: run(args.jobs, args.cases, args.ops, ray) for ray in order}
@@ -82,12 +91,14 @@ def main():
             print(f"pair {i + 1} {describe('ray  ' if ray else 'local', runs[ray])}", flush=True)
         ratios.append(runs[LOCAL]["steady"] / runs[None]["steady"])
         coord += [runs[LOCAL]["coord_cpu_per_case"], runs[None]["coord_cpu_per_case"]]
+        added.append(runs[LOCAL]["added_s_per_case"] / runs[LOCAL]["worker_s_per_case"])
         print(f"pair {i + 1} steady throughput ray / local: {ratios[-1]:.3f}; coordinator CPU per case "
               f"ray / local: {runs[LOCAL]['coord_cpu_per_case'] / runs[None]['coord_cpu_per_case']:.2f}", flush=True)
     median = statistics.median(ratios)
     print(f"steady throughput ray / local over {args.repeat} pairs: median {median:.3f} "
           f"(overhead {100 * (1 - median):.1f}%; all: {', '.join(f'{r:.3f}' for r in ratios)})")
-    print(f"coordinator CPU per case: median {1000 * statistics.median(coord):.1f} ms")
+    print(f"coordinator CPU per case: median {1000 * statistics.median(coord):.1f} ms; Ray adds a median "
+          f"{100 * statistics.median(added):.2f}% of the worker's time per case")
 
 
 if __name__ == "__main__":

@@ -207,6 +207,7 @@ class RaySlot:
         self.lent = False
         self.submitted = self.deadline = 0.0
         self.busy_s = 0.0
+        self.case_s = 0.0             # of busy_s, the pool's cases (not a reduction's runs)
         self.counts: dict = {}        # the actor's worker's restarts, recycles, startup_s
         self.earlier: Counter = Counter()  # the counts of this slot's dead actors
 
@@ -253,6 +254,7 @@ class RaySlot:
         """The answer of the call in flight, its counts kept."""
         answer, self.counts = result
         self.busy_s += time.monotonic() - self.submitted
+        self.case_s += time.monotonic() - self.submitted
         self.case = self.ref = None
         return _worker_answer(answer)
 
@@ -483,6 +485,11 @@ class RayPool(Installations):
     @property
     def busy_s(self) -> float:
         return sum(s.busy_s for s in self.workers)
+
+    @property
+    def case_s(self) -> float:
+        """Wall time from handing a case to an actor to its answer, summed (tools/bench_ray.py)."""
+        return sum(s.case_s for s in self.workers)
 
     @property
     def startup_s(self) -> float:

@@ -6,13 +6,15 @@ Ray binds to 127.0.0.1 (README's test command does so):
     unshare -n sh -c 'ip link set lo up && python -m pytest -q -m ray'
 """
 import json
+import signal
 import sys
 import threading
 import time
 
 import pytest
 
-from conftest import ROOT, run_hirfuzz
+from conftest import BOOL_ADD, ROOT, run_hirfuzz
+from test_campaign_engine import PLAIN, _wait_for_line, small_specs, start_hirfuzz, summary_of
 
 pytestmark = pytest.mark.ray
 ray = pytest.importorskip("ray")
@@ -109,6 +111,35 @@ def test_a_node_removed_mid_campaign_loses_no_case_and_no_finding(tmp_path, loca
     assert summary["pending"] == []
     assert summary["nodes"]["rerun"] >= 1  # the case in flight there ran again, on the head
     assert sum(summary["nodes"]["cases"].values()) == CASES
+
+
+def test_a_killed_coordinator_leaves_nothing_on_the_cluster_and_resumes(tmp_path, cluster):
+    """SIGKILL: the actors (and their sandboxed workers) go with the coordinator's Ray job,
+    and the same command resumes from --out on the same cluster; a worker that aborts on a
+    node is a finding there as on one machine, its actor unharmed."""
+    c, _ = cluster
+    out = tmp_path / "out"
+    args = ["--specs", small_specs(tmp_path, BOOL_ADD), "--iterations", 16, "--ops", 4, "--out", out,
+            "--ray", c.address, "--no-progress", "--no-verify", "--no-reduce", "--seed", 9, *PLAIN]
+    crash = {"HIRFUZZ_TEST_CRASH": "2:abort"}
+    proc = start_hirfuzz(args, crash)
+    _wait_for_line(proc, "-> ", timeout_s=180)  # a finding is saved...
+    proc.send_signal(signal.SIGKILL)             # ...and the coordinator dies
+    proc.wait()
+    ray.init(address=c.address)
+    total = ray.cluster_resources()["CPU"]
+    deadline = time.monotonic() + 60
+    while ray.available_resources().get("CPU", 0) < total:  # its actors are released
+        assert time.monotonic() < deadline, "the killed coordinator's actors still hold the cluster"
+        time.sleep(0.5)
+    resumed = run_hirfuzz(*args, env=crash, timeout=300)
+    assert resumed.returncode == 0, resumed.stderr
+    s = summary_of(out)
+    assert s["resumed"] is True and s["cases"] >= 16
+    sigs = sorted(f["signature"] for f in s["findings"])
+    assert "crash|worker|SIGABRT" in sigs and len(sigs) == len(set(sigs))
+    cases = [json.loads(line)["case"] for line in (out / "stats.jsonl").read_text().splitlines()]
+    assert set(cases) == set(range(16))
 
 
 def test_an_unreachable_cluster_is_one_clear_error_at_once(tmp_path):
