@@ -25,7 +25,7 @@ from enum import Enum
 from pathlib import Path
 
 from ..errors import HirfuzzError
-from .sandbox import READY_TIMEOUT_S, Installations, Interpreter, Worker, WorkerError
+from .sandbox import READY_TIMEOUT_S, PoolBase, Interpreter, Worker, WorkerError
 from .triage import ReproOutcome
 
 RAY_MISSING = "--ray needs the ray extra: pip install 'hirfuzz[ray]'"
@@ -220,7 +220,7 @@ class RaySlot:
         return self.state == SlotState.READY
 
     def spawn(self):
-        ray = self.pool.ray
+        """A new actor for this slot, placed by Ray; ready once its `starting` call answers."""
         self.earlier.update(self.counts)
         self.counts = {}
         # spread over the nodes: a node lost takes fewer slots with it
@@ -228,7 +228,6 @@ class RaySlot:
                                                                                      *self.pool.limits)
         self.starting = self.actor.start.remote()
         self.state = SlotState.STARTING
-        return ray
 
     def started(self, hello: dict):
         self.starting = None
@@ -286,9 +285,9 @@ class RaySlot:
         raise WorkerError(f"the Ray actor on {self.node or 'its node'} was lost twice")
 
     def _restart_blocking(self):
-        ray = self.spawn()
+        self.spawn()
         try:
-            self.started(ray.get(self.starting, timeout=READY_TIMEOUT_S))
+            self.started(self.pool.ray.get(self.starting, timeout=READY_TIMEOUT_S))
         except self.pool.lost_errors:
             self.died()
             raise WorkerError("no Ray node could start a worker") from None
@@ -320,7 +319,7 @@ class Lost:
     timeout_s: float
 
 
-class RayPool(Installations):
+class RayPool(PoolBase):
     """`sandbox.Pool`'s interface over a Ray cluster: up to `cap` slots per IR (one CPU
     each), as many as the cluster's CPUs allow."""
 
@@ -465,10 +464,6 @@ class RayPool(Installations):
         for slot in [s for s in self.workers if s.state == SlotState.DEAD and not s.lent][:free]:
             slot.spawn()
 
-    def close(self):
-        for slot in self.workers:
-            slot.close()
-
     # --- figures ----------------------------------------------------------------------------
 
     def _count(self, name: str):
@@ -481,10 +476,6 @@ class RayPool(Installations):
     @property
     def recycles(self) -> int:
         return self._count("recycles")
-
-    @property
-    def busy_s(self) -> float:
-        return sum(s.busy_s for s in self.workers)
 
     @property
     def case_s(self) -> float:

@@ -222,6 +222,7 @@ class Reductions:
                     if self.stop.is_set():
                         return
                     log = host.out / "workers" / "reduction-errors.log"
+                    log.parent.mkdir(exist_ok=True)  # with --ray no worker logs here
                     with open(log, "a") as f:
                         f.write(f"--- {job.key}\n{traceback.format_exc()}\n")
                     host.say(f"hirfuzz failed to finish pending/{job.key} (see {log}); it stays pending")

@@ -273,10 +273,19 @@ class Interpreter:
     env: dict = field(default_factory=dict)
 
 
-class Installations:
-    """What a pool's workers (`workers`, of its first IR `dialect`) said of their TVM."""
+class PoolBase:
+    """What the local pool and the Ray pool share: their workers (`workers`, the first IR
+    being `dialect`), what those said of their TVM, their busy time, closing them."""
     dialect: str
     workers: list
+
+    def close(self):
+        for w in self.workers:
+            w.close()
+
+    @property
+    def busy_s(self) -> float:
+        return sum(w.busy_s for w in self.workers)
 
     @property
     def tvm_version(self):
@@ -291,7 +300,7 @@ class Installations:
         return next((w.hello for w in self.workers if w.hello and w.dialect == dialect), {})
 
 
-class Pool(Installations):
+class Pool(PoolBase):
     """N workers; the coordinator hands cases to idle ones and collects answers. A cross-IR
     campaign's pool also holds N workers of its second dialect (`cross`), each under that
     dialect's own interpreter."""
@@ -360,17 +369,9 @@ class Pool(Installations):
                 done.append((w, case, answer))
         return done
 
-    def close(self):
-        for w in self.workers:
-            w.close()
-
     @property
     def restarts(self) -> int:
         return sum(w.restarts for w in self.workers)
-
-    @property
-    def busy_s(self) -> float:
-        return sum(w.busy_s for w in self.workers)
 
     @property
     def recycles(self) -> int:
