@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+from .campaign.raypool import LOCAL as LOCAL_RAY, import_ray
 from .errors import HirfuzzError
 
 EXIT_USAGE = 2
@@ -88,8 +89,13 @@ def build_parser() -> argparse.ArgumentParser:
                    help="time limit per case before the worker counts as hung (default 60)")
     p.add_argument("--max-memory", type=_positive_int, default=8192, metavar="MB",
                    help="address-space limit of the worker (default 8192)")
-    p.add_argument("--jobs", type=_positive_int, default=os.cpu_count() or 1, metavar="N",
-                   help="parallel workers (default: the number of cores)")
+    p.add_argument("--jobs", type=_positive_int, metavar="N",
+                   help="parallel workers (default: the number of cores; with --ray, a cap on the workers "
+                        "per IR, default: the cluster's CPUs)")
+    p.add_argument("--ray", nargs="?", const=LOCAL_RAY, metavar="ADDRESS",
+                   help="run the workers on a Ray cluster: ADDRESS as `ray start --head` prints it "
+                        "(HOST:PORT), ray://HOST:PORT or auto; with no ADDRESS, start Ray on this machine. "
+                        "Needs the ray extra: pip install 'hirfuzz[ray]'")
     p.add_argument("--recycle", type=_positive_int, default=500, metavar="N",
                    help="replace each worker after N cases, bounding what TVM leaks (default 500)")
     p.add_argument("--no-reduce", action="store_true", help="save findings as found, without reducing them")
@@ -142,13 +148,18 @@ def _check_python(path: str) -> str:
     return str(found.absolute())
 
 
-def _tvm_interpreter(value: str | None) -> tuple[str | None, dict]:
-    """--tvm-python: a managed environment's name or an interpreter's path; (path, its variables)."""
+def _tvm_interpreter(value: str | None, ray: str | None = None) -> tuple[str | None, dict, str | None]:
+    """--tvm-python: a managed environment's name or an interpreter's path; (path, its
+    variables, the managed environment's name). With --ray a managed environment is made on
+    each node that needs it, and a path is checked there."""
     if not value:
-        return None, {}
-    from .envs import resolve_interpreter
+        return None, {}, None
+    from .envs import load_environments, resolve_interpreter
+    if ray is not None:
+        managed = value if value in load_environments() else None
+        return (None if managed else str(Path(value).expanduser().absolute())), {}, managed
     python, env = resolve_interpreter(value)
-    return _check_python(python), env
+    return _check_python(python), env, None
 
 
 def _check_cross(args):
@@ -199,22 +210,27 @@ def run(argv=None) -> int:
         if not usable:
             raise HirfuzzError("--dtypes: no selected op accepts any of these data types")
     targets = _check_targets(args.target)
-    tvm_python, tvm_env = _tvm_interpreter(args.tvm_python or info.environment)
-    cross_python, cross_env = _tvm_interpreter(dialect_info(cross).environment) if cross else (None, {})
+    if args.ray is not None:
+        import_ray()  # a missing extra is said now, before anything starts
+    tvm_python, tvm_env, tvm_managed = _tvm_interpreter(args.tvm_python or info.environment, args.ray)
+    cross_python, cross_env, cross_managed = (_tvm_interpreter(dialect_info(cross).environment, args.ray)
+                                              if cross else (None, {}, None))
+    jobs = args.jobs or (None if args.ray is not None else os.cpu_count() or 1)
 
     from .campaign.coordinator import Campaign, Settings, format_summary
     settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,
                         ops=args.ops, out=args.out, targets=targets, guided=not args.no_coverage,
                         only_ops=args.only_ops, dtypes=args.dtypes, timeout_s=args.timeout,
                         max_memory_mb=args.max_memory, spec_dir=args.specs, verify=not args.no_verify,
-                        jobs=args.jobs, reduce=not args.no_reduce, recycle_after=args.recycle,
+                        jobs=jobs, reduce=not args.no_reduce, recycle_after=args.recycle,
                         executors=[info.baseline] + [e for e in args.executors if e != info.baseline],
                         dialect=args.dialect, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
                         pass_files=[str(Path(f).resolve()) for f in args.passes],
                         features=not args.no_features, mutations=max(0, args.mutations),
                         tvm_python=tvm_python, tvm_env=tvm_env,
                         cross_dialect=cross, cross_python=cross_python, cross_env=cross_env,
-                        known=str(Path(args.known).absolute()) if args.known else None)
+                        known=str(Path(args.known).absolute()) if args.known else None,
+                        ray=args.ray, tvm_managed=tvm_managed, cross_managed=cross_managed)
     campaign = Campaign(settings, specs, progress=not args.no_progress)
     data = campaign.run()
     print(format_summary(data, args.out))

@@ -210,7 +210,7 @@ def conformance_command(argv) -> int:
         if bad:
             raise HirfuzzError(f"--executors: {args.dialect} has no executor {', '.join(bad)} "
                                f"(known: {', '.join(info.executors)})")
-        python, env = _tvm_interpreter(args.tvm_python or info.environment)
+        python, env, _ = _tvm_interpreter(args.tvm_python or info.environment)
         total = sum(len(specs.ops[o].dtypes) for o in ops) * args.samples
         seen = [0]
 

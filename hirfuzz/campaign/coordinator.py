@@ -28,7 +28,7 @@ from .cross import compare_sides, ir_label, open_cross_side, settle
 from .judge import Judge, Oracle, Outcome, Status
 from .known import KnownFindings, load_known
 from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
-from .reducer import PENDING, ReductionHost, Reductions
+from .reducer import PENDING, ReductionHost, Reductions, waiting_under
 from .report import campaign_report
 from .sandbox import Interpreter, Pool, Worker, WorkerError
 from .summary import format_summary, summary
@@ -61,7 +61,7 @@ class Settings:
     max_memory_mb: int | None = 8192
     spec_dir: str | None = None
     verify: bool = True
-    jobs: int = 1
+    jobs: int | None = 1                   # workers per IR; with --ray a cap (None: the cluster's CPUs)
     reduce: bool = True
     recycle_after: int | None = 500
     targets: list[str] = field(default_factory=lambda: ["llvm"])
@@ -78,6 +78,9 @@ class Settings:
     cross_python: str | None = None        # the interpreter holding its TVM (None: this one)
     cross_env: dict = field(default_factory=dict)
     known: str | None = None               # --known: a signature list or an earlier campaign's folder
+    ray: str | None = None                 # --ray: the cluster's address ("local": start one here)
+    tvm_managed: str | None = None         # the managed environment --tvm-python names, made on each Ray node
+    cross_managed: str | None = None       # likewise for the second IR
 
 
 @dataclass
@@ -156,10 +159,7 @@ class Campaign:
         # after _restore: it replaces the counters
         self.reductions = Reductions(self._reduction_host(), self.cross and self._cross_reduction_host())
         self.reductions.restore({sig for table in self.tables.values() for sig in table} | self.known.signatures)
-        self.pool = Pool(settings.jobs, self.out / "workers", settings.max_memory_mb,
-                         settings.recycle_after, settings.tvm_python, settings.tvm_env, settings.dialect,
-                         cross=self.cross and Interpreter(settings.cross_dialect, settings.cross_python,
-                                                          settings.cross_env))
+        self.pool = make_pool(settings, self.out / "workers")
         self.in_flight: dict[int, Case] = {}
         self._waits: dict[int, float] = {}  # case -> seconds it waited for a worker (campaign.timings)
         self.answers: dict[int, dict[str, object]] = {}  # case -> its answers so far, by IR
@@ -300,7 +300,7 @@ class Campaign:
         """Lend workers to reductions, hand out cases, judge answers; False once all is done."""
         fuzzing = not self.stopping and (bool(self.queue) or not self.out_of_budget())
         # reductions borrow idle workers: some while fuzzing goes on, all once it is over
-        self.reductions.lend(self.pool, max(1, self.s.jobs // 2) if fuzzing else self.s.jobs)
+        self.reductions.lend(self.pool, max(1, self.pool.jobs // 2) if fuzzing else self.pool.jobs)
         while (workers := self.idle_workers()) is not None:
             case = self.next_case()
             if case is None:
@@ -492,7 +492,7 @@ class Campaign:
     def keep(self, folder: str, case: Case, finding: Finding, log: str):
         """Count a hit of a finding on its way to `folder`, or queue a new one for reduction."""
         with self.lock:
-            waiting = self.reductions.pending.get(finding.signature)
+            waiting = waiting_under(self.reductions.pending, finding.signature)
             known = self.tables[folder].get(finding.signature) or (waiting.finding if waiting else None)
             if known is not None:
                 known.hits += 1
@@ -574,6 +574,19 @@ class Campaign:
                 self.bar.write(text)
             else:
                 print(text, flush=True)
+
+
+def make_pool(s: Settings, log_dir: Path):
+    """The campaign's workers: here (`sandbox.Pool`), or on a Ray cluster with --ray, where
+    --jobs caps the workers the cluster's CPUs allow."""
+    main = Interpreter(s.dialect, s.tvm_python, s.tvm_env)
+    cross = Interpreter(s.cross_dialect, s.cross_python, s.cross_env) if s.cross_dialect else None
+    if s.ray is None:
+        return Pool(s.jobs, log_dir, s.max_memory_mb, s.recycle_after, s.tvm_python, s.tvm_env, s.dialect,
+                    cross=cross)
+    from .raypool import RayPool, node_interpreter  # imports ray: only with --ray
+    return RayPool(s.ray, s.jobs, s.max_memory_mb, s.recycle_after, node_interpreter(main, s.tvm_managed),
+                   cross and node_interpreter(cross, s.cross_managed))
 
 
 def _tvm_seconds(answer: dict) -> float:

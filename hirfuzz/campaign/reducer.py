@@ -38,7 +38,7 @@ from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
 from ..protocol import decode_array, describe_config
 from .judge import AGAINST_BASELINE, Oracle
-from .triage import check_reproducer, finding_files
+from .triage import finding_files
 
 if TYPE_CHECKING:
     from ..dialects import DialectInfo
@@ -83,6 +83,17 @@ class Job:
     log: str
     key: str           # its folder under pending/
     signature: str     # as first seen (a pass-order finding may shrink to another)
+
+
+def waiting_under(pending: dict[str, Job], signature: str, besides: Job | None = None) -> Job | None:
+    """The pending job whose finding is keyed on `signature` now: under it, or renamed to it
+    by its reduction (a pass-order finding keyed on its minimal sequence). Two findings first
+    seen apart and reduced at once to one sequence are then one finding, not two; call with
+    the host's lock held."""
+    job = pending.get(signature)
+    if job is not None and job is not besides:
+        return job
+    return next((j for j in pending.values() if j is not besides and j.finding.signature == signature), None)
 
 
 class Reductions:
@@ -212,6 +223,7 @@ class Reductions:
                     if self.stop.is_set():
                         return
                     log = host.out / "workers" / "reduction-errors.log"
+                    log.parent.mkdir(exist_ok=True)  # with --ray no worker logs here
                     with open(log, "a") as f:
                         f.write(f"--- {job.key}\n{traceback.format_exc()}\n")
                     host.say(f"hirfuzz failed to finish pending/{job.key} (see {log}); it stays pending")
@@ -288,8 +300,8 @@ class Reduction:
             finding.signature = job.signature
             if host.rename_finding(finding, signature):
                 return True
-            twin = self.pending.get(signature)
-            if twin is not None and twin is not job:
+            twin = waiting_under(self.pending, signature, besides=job)
+            if twin is not None:
                 twin.finding.hits += finding.hits
                 return True
         return False
@@ -302,8 +314,8 @@ class Reduction:
         # a hang is confirmed only if the script alone spends three times the case's limit
         # in CPU time: a build that was merely slow, on a loaded machine too, then finishes
         limit = max(self.s.timeout_s, 60) * (3 if finding.kind == "hang" else 1)
-        outcome = check_reproducer(staging / "repro.py", finding, timeout_s=limit, python=self.s.tvm_python,
-                                   extra_env=self.s.tvm_env)
+        # on the lent worker's machine, under its interpreter: a Ray node's, with --ray
+        outcome = self.worker.check_reproducer(staging / "repro.py", finding, limit)
         shutil.rmtree(staging, ignore_errors=True)
         with self.host.lock:
             self.host.counters.verify_s += time.monotonic() - t0

@@ -20,6 +20,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .triage import check_reproducer
+
 READY_TIMEOUT_S = 120
 
 
@@ -247,6 +249,10 @@ class Worker:
                 return "timeout"
             select.select([self.fileno()], [], [], left)
 
+    def check_reproducer(self, script: Path, finding, timeout_s: float):
+        """Run a saved reproducer alone under this worker's interpreter (triage's check)."""
+        return check_reproducer(script, finding, timeout_s=timeout_s, python=self.python, extra_env=self.extra_env)
+
     def log_tail(self, limit: int = 6000) -> str:
         try:
             with open(self.log_path, "rb") as f:
@@ -267,7 +273,34 @@ class Interpreter:
     env: dict = field(default_factory=dict)
 
 
-class Pool:
+class PoolBase:
+    """What the local pool and the Ray pool share: their workers (`workers`, the first IR
+    being `dialect`), what those said of their TVM, their busy time, closing them."""
+    dialect: str
+    workers: list
+
+    def close(self):
+        for w in self.workers:
+            w.close()
+
+    @property
+    def busy_s(self) -> float:
+        return sum(w.busy_s for w in self.workers)
+
+    @property
+    def tvm_version(self):
+        return self.installation.get("tvm")
+
+    @property
+    def installation(self) -> dict:
+        """What the workers' TVM said of itself in the handshake."""
+        return self.installation_of(self.dialect)
+
+    def installation_of(self, dialect: str) -> dict:
+        return next((w.hello for w in self.workers if w.hello and w.dialect == dialect), {})
+
+
+class Pool(PoolBase):
     """N workers; the coordinator hands cases to idle ones and collects answers. A cross-IR
     campaign's pool also holds N workers of its second dialect (`cross`), each under that
     dialect's own interpreter."""
@@ -276,6 +309,7 @@ class Pool:
                  python: str | None = None, extra_env: dict | None = None, dialect: str = "relax",
                  cross: Interpreter | None = None):
         self.dialect = dialect
+        self.cross = cross
         self.workers = [Worker(Path(log_dir) / f"worker-{i}.log", max_memory_mb, recycle_after, python, extra_env,
                                dialect)
                         for i in range(n)]
@@ -293,6 +327,15 @@ class Pool:
                 w.cpu = cpu
         self.first_start_s = 0.0
 
+    @property
+    def jobs(self) -> int:
+        """Workers per IR."""
+        return len(self.workers) // (1 if self.cross is None else 2)
+
+    def nodes(self) -> None:
+        """Cases per node: one machine has none to tell (RayPool has)."""
+        return None
+
     def start(self):
         """Start every worker at once: each spends a second or more importing TVM."""
         t0 = time.monotonic()
@@ -301,18 +344,6 @@ class Pool:
         for w in self.workers:
             w.await_ready()
         self.first_start_s = time.monotonic() - t0
-
-    @property
-    def tvm_version(self):
-        return self.installation.get("tvm")
-
-    @property
-    def installation(self) -> dict:
-        """What the workers' TVM said of itself in the handshake."""
-        return self.installation_of(self.dialect)
-
-    def installation_of(self, dialect: str) -> dict:
-        return next((w.hello for w in self.workers if w.hello and w.dialect == dialect), {})
 
     def idle(self, dialect: str | None = None) -> list[Worker]:
         return [w for w in self.workers if not w.busy and not w.lent and dialect in (None, w.dialect)]
@@ -338,17 +369,9 @@ class Pool:
                 done.append((w, case, answer))
         return done
 
-    def close(self):
-        for w in self.workers:
-            w.close()
-
     @property
     def restarts(self) -> int:
         return sum(w.restarts for w in self.workers)
-
-    @property
-    def busy_s(self) -> float:
-        return sum(w.busy_s for w in self.workers)
 
     @property
     def recycles(self) -> int:

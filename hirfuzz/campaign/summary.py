@@ -26,7 +26,8 @@ def summary(campaign: "Campaign") -> dict:
     return {
         "hirfuzz": __version__, "tvm": pool.tvm_version, "dialect": s.dialect, "mode": s.mode,
         "seed": s.seed, "targets": s.targets, "executors": s.executors, "ops_per_graph": s.ops,
-        "coverage_guided": s.guided, "jobs": s.jobs, "resumed": campaign.resumed,
+        "coverage_guided": s.guided, "jobs": pool.jobs, "resumed": campaign.resumed,
+        "nodes": pool.nodes(),  # with --ray: the nodes that ran cases, and how many each
         "cases": c.cases, "valid": c.valid, "built": c.built, "ran": c.ran, "compared": c.compared,
         "compared_fully": c.compared_fully, "domain_unmet": _by_count(c.domain_unmet),
         "not_run": c.not_run, "skipped_by_design": dict(sorted(c.skipped.items())),
