@@ -433,6 +433,24 @@ class Reduction:
             trial = self.variant(case, configs=configs, lowering=lowering)
             if self.fails_alike(trial, signature):
                 case = trial
+        return self.shrink_plan(case, signature)
+
+    def shrink_plan(self, case, signature: str):
+        """Where the failure needs some of the plan, drop the rest one entry at a time while
+        it holds: functions (a closure or global inlined), a node's features (an `If` and its
+        other branch, a `match_cast`), dynamic signatures and plain blocks."""
+        if not case.lowering.get("plan"):
+            return case
+        plan = LoweringPlan.from_json(case.lowering["plan"])
+        entries = ([("functions", i) for i in reversed(range(len(plan.functions)))]
+                   + [("node_features", n) for n in sorted(plan.node_features)]
+                   + [("dynamic_params", n) for n in plan.dynamic_params]
+                   + [("plain_nodes", n) for n in plan.plain_nodes])
+        for what, index in entries:
+            smaller = plan.without(what, index)
+            trial = self.variant(case, lowering={**case.lowering, "plan": smaller.to_json()})
+            if self.fails_alike(trial, signature):
+                case, plan = trial, smaller
         return case
 
     def module_script(self, case, config: dict) -> dict:
