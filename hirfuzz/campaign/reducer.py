@@ -255,6 +255,7 @@ class Reduction:
             case = reduced
         if failing["passes"]:
             finding.extra["passes"] = describe_passes(failing["passes"])
+            finding.extra["pass_names"] = [step["name"] for step in failing["passes"]]
             finding.message = f"after {finding.extra['passes']}: {finding.message}"
         with host.lock:
             host.counters.reduce_s += time.monotonic() - t0

@@ -45,14 +45,12 @@ def _error(finding: dict) -> str:
 
 def _subject(finding: dict, graph) -> str:
     """What a title is about: the pass to blame, or the reduced program's operators."""
-    passes = finding.get("extra", {}).get("passes")
+    names = finding.get("extra", {}).get("pass_names")
     blamed = finding.get("extra", {}).get("blamed_pass")
     if blamed:
         return blamed
-    if passes and finding["stage"] == "passes":
-        return passes.split(",")[-1].split("(")[0].strip()
-    if passes and finding["kind"] == "wrong-result":
-        return passes.replace("()", "")
+    if names:  # the pass that raised, or the sequence after which the build or result fails
+        return names[-1] if finding["stage"] == "passes" else ", ".join(names)
     violation = finding.get("extra", {}).get("violation")
     if violation:
         return violation["op"]

@@ -135,6 +135,15 @@ def user_pass_imports(steps: list[dict]) -> list[str]:
     return (lines if folders else []) + [f"from {module} import {factory}" for module, factory in sorted(set(map(tuple, imports)))]
 
 
+def steps_to_show(finding: Finding, steps: list[dict]) -> list[dict]:
+    """The pass sequence a short script runs: up to the pass blamed for an ill-formed module
+    (the module is well-formed until it has run), or all of it."""
+    blamed = finding.extra.get("blamed_pass")
+    if blamed is None:
+        return steps
+    return steps[:next((i for i, step in enumerate(steps) if step["name"] == blamed), len(steps) - 1) + 1]
+
+
 def pass_call(step: dict, namespace: str) -> str:
     """The pass of one step, as the script spells it."""
     args = ", ".join(f"{k}={v!r}" for k, v in step["args"].items())
@@ -149,12 +158,17 @@ def input_lines(inputs: list[np.ndarray]) -> list[str]:
     return ["inputs = [", *[f"    {array_code(a)}," for a in inputs], "]"]
 
 
-def check_lines(expected: list | None) -> list[str]:
+_MISMATCH = re.compile(r"^result (\d+):", re.M)
+
+
+def check_lines(finding: Finding, expected: list | None) -> list[str]:
     """The comparison of `outputs` with the reference's values: exact for integers and
-    booleans, within the tolerance otherwise; a value hirfuzz could not compare is skipped."""
+    booleans, within the tolerance otherwise. Only the results the finding saw differ are
+    checked (all comparable ones where it does not say), as a maintainer would write it."""
+    differ = {int(i) for i in _MISMATCH.findall(finding.detail or "")}
     lines = []
     for i, (value, rtol, atol) in enumerate(expected or []):
-        if value is None:
+        if value is None or (differ and i not in differ):
             continue
         if rtol == 0 and atol == 0:
             lines.append(f"np.testing.assert_array_equal(outputs[{i}], {array_code(value)})")
@@ -165,5 +179,5 @@ def check_lines(expected: list | None) -> list[str]:
 
 def flatten_lines(tensor_class: str) -> list[str]:
     """`flatten`: a function's results, however nested in tuples, as NumPy arrays."""
-    return ["", "def flatten(v):",
+    return ["def flatten(v):",
             f"    return [v.numpy()] if isinstance(v, {tensor_class}) else [a for x in v for a in flatten(x)]", ""]

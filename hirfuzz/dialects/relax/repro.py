@@ -17,8 +17,8 @@ import numpy as np
 from ...core.finding import Finding
 from ...core.graph import Graph, Ref
 from ...protocol import REPRO_MARK as MARK
-from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, array_code, check_lines, data_lines, docstring, flatten_lines,
-                          inline_constants, input_lines, pass_call, source_of, user_pass_imports)
+from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, array_code, check_lines, data_lines, docstring,
+                          flatten_lines, inline_constants, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
 
 HERE = Path(__file__).parent
 
@@ -197,9 +197,9 @@ _LOCAL_FUNCTION = re.compile(r"^ {8,}@R\.function", re.M)
 def _script_text(module_script: dict) -> str:
     """The module's TVMScript, constants inline, without the printer's import comments."""
     text = inline_constants(module_script["script"], module_script["consts"])
-    # the printer repeats its import comment above each local function
+    # the printer repeats its import comments above each local function
     return "\n".join(ln.rstrip() for ln in text.strip().splitlines()
-                     if not ln.lstrip().startswith("# from tvm.script")).strip()
+                     if not ln.lstrip().startswith("# from tvm.")).strip()
 
 
 def _pass_lines(config: dict) -> list[str]:
@@ -233,16 +233,13 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
              f"from tvm.script import ir as I, relax as R{', tirx as T' if tirx else ''}",
              *user_pass_imports(config.get("passes", [])), ""]
     if "TypeVar(" in text:  # how the printer spells a global function's symbolic dimension
-        lines += ["", "def TypeVar(name):", "    return tvm.tirx.Var(name, 'int64')", ""]
-    lines += ["", text, ""]
-    checks = check_lines(expected) if run else []
+        lines += ["def TypeVar(name):", "    return tvm.tirx.Var(name, 'int64')", ""]
+    checks = check_lines(finding, expected) if run else []
     if checks:
         lines += flatten_lines("tvm.runtime.Tensor")
+    lines += [text, ""]
     blamed = finding.extra.get("blamed_pass")
-    steps = config.get("passes", [])
-    if blamed is not None:  # the module is well-formed until the blamed pass has run
-        upto = next((i for i, step in enumerate(steps) if step["name"] == blamed), len(steps) - 1) + 1
-        steps = steps[:upto]
+    steps = steps_to_show(finding, config.get("passes", []))
     lines += ["mod = Module", f"with tvm.transform.PassContext(opt_level={config['opt_level']}):"]
     lines += _pass_lines({**config, "passes": steps})
     if blamed is not None:

@@ -14,8 +14,8 @@ import numpy as np
 from ...core.finding import Finding
 from ...core.graph import Graph
 from ...protocol import REPRO_MARK as MARK
-from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, array_code, check_lines, data_lines, docstring, flatten_lines,
-                          input_lines, pass_call, source_of, user_pass_imports)
+from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, array_code, check_lines, data_lines, docstring,
+                          flatten_lines, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
 
 _FLATTEN = '''
 
@@ -200,19 +200,17 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
     and run lines, and the check; it raises (an exception, or an AssertionError for a wrong
     result) while the bug is there. Nothing of hirfuzz's is in it."""
     run = run and finding.stage not in BEFORE_RUN  # it fails before running: no inputs to show
-    steps = config.get("passes", [])
+    steps = steps_to_show(finding, config.get("passes", []))
     blamed = finding.extra.get("blamed_pass")
-    if blamed is not None:  # the module is well-formed until the blamed pass has run
-        steps = steps[:next((i for i, s in enumerate(steps) if s["name"] == blamed), len(steps) - 1) + 1]
     runs = blamed is None
-    checks = check_lines(expected) if run and runs else []
+    checks = check_lines(finding, expected) if run and runs else []
     lines = ["import numpy as np", "import tvm", "from tvm import relay",
              *(["from tvm.contrib import graph_executor"] if config["kind"] == "build" and run and runs else []),
              *user_pass_imports(steps), ""]
     if blamed is not None:
-        lines += ["", source_of(HERE / "passes.py", "check_well_formed"), ""]
+        lines += [source_of(HERE / "passes.py", "check_well_formed"), ""]
     if steps:
-        lines += ["", *_REQUIRED_NAMES]
+        lines += _REQUIRED_NAMES
     if checks:
         lines += flatten_lines("tvm.nd.NDArray")
     lines.append(f"TEXT = {_text_literal(module_script['script'])}")
