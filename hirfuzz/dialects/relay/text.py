@@ -4,7 +4,8 @@
 blob a reader cannot read). hirfuzz prints the program without it, keeps the constants as
 NumPy arrays, and the script hands them back to the parser in `init_meta_table`, where the
 program's `meta[relay.Constant][k]` finds them. The type comments the printer adds
-(`/* ty=... */`) are left out. The text is used only if it parses back to the same module.
+(`/* ty=... */`) are left out. The text is used only if it parses back to the same module;
+where it does not, the type comments stay, and failing that the metadata section.
 """
 from __future__ import annotations
 
@@ -19,18 +20,25 @@ _TYPE_COMMENT = re.compile(r" /\* ty=[^*]*\*/")
 
 
 def module_to_text(mod) -> tuple[str, list[np.ndarray]]:
-    """The program's text and its constants (in `meta[relay.Constant]` order); raises if the
-    two do not parse back to `mod`."""
+    """The program's text and its constants (in `meta[relay.Constant]` order); raises if no
+    spelling parses back to `mod`. Tried in turn: without the type comments, with them, and
+    the printer's whole text with its metadata section (which the parser reads too)."""
     full = mod.astext(show_meta_data=True)
     program, _, meta = full.partition(_METADATA)
     consts = []
     if meta.strip():
         table = tvm.ir.load_json(meta.strip())
         consts = [c.data.numpy() for c in table.get("relay.Constant", [])]
-    text = _TYPE_COMMENT.sub("", program).strip() + "\n"
-    parsed = parse_text(text, consts)
-    tvm.ir.assert_structural_equal(relay.transform.InferType()(mod), parsed, map_free_vars=True)
-    return text, consts
+    typed = relay.transform.InferType()(mod)
+    tries = [(_TYPE_COMMENT.sub("", program).strip() + "\n", consts), (program.strip() + "\n", consts), (full, [])]
+    for text, arrays in tries:
+        try:
+            tvm.ir.assert_structural_equal(typed, parse_text(text, arrays), map_free_vars=True)
+        except Exception as exc:  # noqa: BLE001 - the next spelling may round-trip
+            failure = exc
+            continue
+        return text, arrays
+    raise failure
 
 
 def parse_text(text: str, consts: list[np.ndarray]):
