@@ -131,6 +131,14 @@ def test_planted_raise_on_a_closure_is_a_crash_naming_the_pass(tmp_path):
     crashes = [f for f in s["findings"] if f["kind"] == "crash"]
     assert crashes and crashes[0]["oracle"] == "pass-order" and crashes[0]["stage"] == "passes"
     assert crashes[0]["message"].startswith("after PlantedRaiseOnClosure():")
+    # reduced as far as the failure allows: one closure left, no other lowering feature, and
+    # the short script shows it (LambdaLift before the build, as TVM requires)
+    plan = json.load(open(os.path.join(crashes[0]["path"], "case.json")))["lowering"]["plan"]
+    assert [c["kind"] for c in plan["functions"]] == ["local"], plan
+    assert not (plan["node_features"] or plan["dynamic_params"] or plan["plain_nodes"]), plan
+    repro, _ = check_maintainer_files(crashes[0], PLANTED.parent)
+    assert "relax.transform.LambdaLift()(mod)" in repro and "raise_on_closure()" in repro
+    assert crashes[0]["triage"]["class"] == "crash on a valid program" and crashes[0]["triage"]["component"] == "pass"
 
 
 def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over_it(tmp_path):
