@@ -203,7 +203,7 @@ def bug_report(finding: dict, repro: str, outcome, installation: dict, target: s
         "",
         f"**Expected:** {_expected(finding, info)}",
         "",
-        f"**Actual:** {shorten(_actual(finding, outcome), 300)}",
+        f"**Actual:** {shorten(clean_traceback(_actual(finding, outcome)), 300)}",
         "",
         *(["**well_formed**", "", *well_formed, ""] if well_formed else []),
         *_other_ir(finding),
