@@ -264,6 +264,25 @@ def _build(dialect, mod, config: dict, cache: "BuildCache | None") -> tuple:
     return result, None
 
 
+def tvm_build_info(tvm) -> dict:
+    """The commit TVM was built from and its LLVM version, for bug reports: TVM 0.19 says
+    both in libinfo; apache-tvm 0.27 keeps its commit in `tvm._version` and says LLVM's major
+    version only."""
+    info = tvm.support.libinfo()
+    try:
+        from tvm._version import commit_id  # apache-tvm's wheels: "g" and the short hash
+    except ImportError:
+        commit_id = None
+    commit = info.get("GIT_COMMIT_HASH") or commit_id or ""
+    llvm = info.get("LLVM_VERSION")
+    if not llvm:
+        try:
+            llvm = str(tvm.target.codegen.llvm_version_major())
+        except Exception:  # noqa: BLE001 - a TVM built without LLVM
+            llvm = ""
+    return {"commit": commit.removeprefix("g") if len(commit) <= 12 else commit, "llvm": llvm}
+
+
 def serve(dialect_name: str) -> int:
     proto_out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # TVM's prints go to the log, not into the protocol
@@ -272,6 +291,7 @@ def serve(dialect_name: str) -> int:
     try:  # what this interpreter lacks is said in the handshake, not in a traceback
         import tvm
         hello["tvm"] = tvm.__version__
+        hello.update(tvm_build_info(tvm))
         from .dialects import load_dialect
         dialect = load_dialect(dialect_name)
         hello.update(dialect.describe_installation())

@@ -176,7 +176,8 @@ class Campaign:
         return ReductionHost(
             settings=self.s, out=self.out, specs=self.specs, info=self.info, catalog=self.catalog,
             lock=self.lock, counters=self.counters, make_case=self.maker.make_case,
-            classify=self.judging.classify, tvm_version=lambda: self.pool.tvm_version, say=self.say,
+            classify=self.judging.classify, tvm_version=lambda: self.pool.tvm_version,
+            installation=lambda: self.pool.installation, say=self.say,
             rename_finding=self.rename_finding, file_finding=self.file_finding)
 
     def _cross_reduction_host(self) -> ReductionHost:
@@ -184,7 +185,8 @@ class Campaign:
         side = self.cross
         return replace(self._reduction_host(), settings=side.settings, specs=side.specs, info=side.info,
                        catalog=side.maker.catalog, make_case=side.maker.make_case, classify=side.judge.classify,
-                       tvm_version=lambda: self.pool.installation_of(side.info.name).get("tvm"))
+                       tvm_version=lambda: self.pool.installation_of(side.info.name).get("tvm"),
+                       installation=lambda: self.pool.installation_of(side.info.name))
 
     def labels(self) -> tuple[str, str]:
         """How messages name the two IRs of a cross-IR campaign, with their TVMs."""

@@ -168,11 +168,11 @@ class SandboxHost:
         w = self.worker
         return answer, {"restarts": w.restarts, "recycles": w.recycles, "startup_s": w.startup_s}
 
-    def check_reproducer(self, files: dict, finding, timeout_s: float) -> ReproOutcome:
+    def check_scripts(self, files: dict, finding, timeout_s: float) -> ReproOutcome:
         folder = Path(tempfile.mkdtemp(dir=self.folder))
         for name, text in files.items():
             (folder / name).write_text(text)
-        return self.worker.check_reproducer(folder / "repro.py", finding, timeout_s)
+        return self.worker.check_scripts(folder, finding, timeout_s)
 
     def close(self):
         if self.worker is not None:
@@ -266,10 +266,11 @@ class RaySlot:
             self.busy_s += time.monotonic() - t0
         return _worker_answer(answer)
 
-    def check_reproducer(self, script: Path, finding, timeout_s: float) -> ReproOutcome:
-        """The saved reproducer run alone on this slot's node, under its worker's Python."""
-        files = {p.name: p.read_text() for p in script.parent.iterdir() if p.is_file()}
-        return self._call("check_reproducer", (files, finding, timeout_s), timeout_s * 2 + ANSWER_GRACE_S)
+    def check_scripts(self, folder: Path, finding, timeout_s: float) -> ReproOutcome:
+        """The finding's saved scripts run alone on this slot's node, under its worker's Python."""
+        files = {p.name: p.read_text() for p in folder.iterdir() if p.is_file()}
+        # both scripts run, one after the other, each within timeout_s
+        return self._call("check_scripts", (files, finding, timeout_s), timeout_s * 3 + ANSWER_GRACE_S)
 
     def _call(self, method: str, args: tuple, timeout_s: float):
         """A call on this (lent) slot's actor; an actor lost with its node is started again

@@ -38,7 +38,7 @@ from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
 from ..protocol import decode_array, describe_config
 from .judge import AGAINST_BASELINE, Oracle
-from .triage import finding_files
+from .triage import HARNESS, REPRO, ReproOutcome, classify_finding, finding_files
 
 if TYPE_CHECKING:
     from ..dialects import DialectInfo
@@ -67,6 +67,7 @@ class ReductionHost:
     make_case: Callable[..., "Case"]                 # CaseMaker.make_case
     classify: Callable[["Case", object], "Outcome"]  # Judge.classify: no side effects
     tvm_version: Callable[[], str]                   # the workers' TVM (known once they started)
+    installation: Callable[[], dict]                 # what the workers' TVM said of itself
     say: Callable[[str], None]                       # a line on screen (thread-safe)
     # a pass-order finding's signature becomes its minimal sequence's; returns whether a
     # finding is saved or known (--known) under that signature, its hits counted there
@@ -267,22 +268,25 @@ class Reduction:
             case = reduced
         if failing["passes"]:
             finding.extra["passes"] = describe_passes(failing["passes"])
+            finding.extra["pass_names"] = [step["name"] for step in failing["passes"]]
             finding.message = f"after {finding.extra['passes']}: {finding.message}"
         with host.lock:
             host.counters.reduce_s += time.monotonic() - t0
         finding.extra["ops"] = len(case.graph.operators)
+        notes = {name: op.note for name, op in host.specs.ops.items() if getattr(op, "note", "")}
+        finding.extra["triage"] = classify_finding(finding, notes)
         if case is not original:
             finding.extra["reduced_from"] = len(original.graph.operators)
         files = self.finding_files(case, finding, job.log)
         if case is not original:
             orig = self.finding_files(original, finding, job.log)
             files["original/case.json"] = orig["case.json"]
-            files["original/repro.py"] = orig["repro.py"]
-        folder, actual = job.folder, finding.detail
+            files["original/repro.py"] = orig[HARNESS if HARNESS in orig else REPRO]
+        folder, outcome = job.folder, None
         if folder == "findings" and self.s.verify:
-            folder, actual = self.verify(job, finding, files)
-        files["bug-report.md"] = bug_report(finding.to_json(), files["repro.py"], actual, host.tvm_version(),
-                                            describe_config(case.configs[-1]), host.info)
+            folder, outcome = self.verify(job, finding, files)
+        files["bug-report.md"] = bug_report(finding.to_json(), files[REPRO], outcome, host.installation(),
+                                            describe_config(case.configs[-1]), host.info, case.graph)
         host.file_finding(folder, finding, files)
 
     def merged_into_known(self, job: Job, passes: list) -> bool:
@@ -306,16 +310,17 @@ class Reduction:
                 return True
         return False
 
-    def verify(self, job: Job, finding: Finding, files: dict) -> tuple[str, str]:
-        """Run the reproducer alone; a script that does not fail alike is not a finding we
-        stand by. Returns the folder the finding goes to and what the script printed."""
+    def verify(self, job: Job, finding: Finding, files: dict) -> tuple[str, ReproOutcome]:
+        """Run the reproducers alone (the harness, then the short script, which must fail
+        alike); a script that does not fail alike is not a finding we stand by. Returns the
+        folder the finding goes to and what the scripts printed."""
         staging = save_folder(self.host.out / ".staging", job.key, files)
         t0 = time.monotonic()
         # a hang is confirmed only if the script alone spends three times the case's limit
         # in CPU time: a build that was merely slow, on a loaded machine too, then finishes
         limit = max(self.s.timeout_s, 60) * (3 if finding.kind == "hang" else 1)
         # on the lent worker's machine, under its interpreter: a Ray node's, with --ray
-        outcome = self.worker.check_reproducer(staging / "repro.py", finding, limit)
+        outcome = self.worker.check_scripts(staging, finding, limit)
         shutil.rmtree(staging, ignore_errors=True)
         with self.host.lock:
             self.host.counters.verify_s += time.monotonic() - t0
@@ -326,8 +331,9 @@ class Reduction:
             finding.extra["unconfirmed_reason"] = f"hirfuzz could not run the reproducer: {outcome.harness_error}"
         elif not outcome.reproduced:
             finding.extra["unconfirmed_reason"] = f"the reproducer alone did not fail alike ({outcome.observed})"
-        files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}"
-        return ("findings" if outcome.reproduced else "unconfirmed"), (outcome.output or finding.detail)
+        files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}" + (
+            f"\n--- {HARNESS}:\n{outcome.harness_output}" if outcome.harness_output else "")
+        return ("findings" if outcome.reproduced else "unconfirmed"), outcome
 
     # --- checks on the lent worker ----------------------------------------------------------
 
@@ -441,13 +447,29 @@ class Reduction:
             trial = self.variant(case, configs=configs, lowering=lowering)
             if self.fails_alike(trial, signature):
                 case = trial
+        return self.shrink_plan(case, signature)
+
+    def shrink_plan(self, case, signature: str):
+        """Where the failure needs some of the plan, drop the rest one entry at a time while
+        it holds: functions (a closure or global inlined), a node's features (an `If` and its
+        other branch, a `match_cast`), dynamic signatures and plain blocks."""
+        if not case.lowering.get("plan"):
+            return case
+        plan = LoweringPlan.from_json(case.lowering["plan"])
+        entries = ([("functions", i) for i in reversed(range(len(plan.functions)))]
+                   + [("node_features", n) for n in sorted(plan.node_features)]
+                   + [("dynamic_params", n) for n in plan.dynamic_params]
+                   + [("plain_nodes", n) for n in plan.plain_nodes])
+        for what, index in entries:
+            smaller = plan.without(what, index)
+            trial = self.variant(case, lowering={**case.lowering, "plan": smaller.to_json()})
+            if self.fails_alike(trial, signature):
+                case, plan = trial, smaller
         return case
 
-    def module_script(self, case, config: dict):
-        """TVMScript of the module the failing configuration built, when it is more than the
-        plain lowering of the graph (functions, features, a mutant); None otherwise."""
-        if not case.lowering and self.host.info.writes_plain_modules:
-            return None
+    def module_script(self, case, config: dict) -> dict:
+        """The text (TVMScript, Relay text) of the module the failing configuration built,
+        before its passes, with its constants apart: {"script", "consts"}, or {"error"}."""
         request = {"kind": "render", "graph": case.graph.to_json(), "calls": case.request["calls"],
                    "module": config.get("module", 0), "plain": bool(config.get("plain")),
                    **case.lowering}
@@ -467,13 +489,20 @@ class Reduction:
             facts = judged_facts(case.expected, Approximation.of_passes(config["passes"]))
             expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
                          0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in facts]
-        render_reproducer = importlib.import_module(self.host.info.reproducer).render_reproducer
-        repro = render_reproducer(case.graph, self.host.specs, finding, config, case.inputs,
-                                  run=case.runnable, expected=expected, tvm_version=self.host.tvm_version(),
-                                  violation_plan=case.disruption["plan"] if case.disruption else None,
-                                  module_script=self.module_script(case, config))
+        writer = importlib.import_module(self.host.info.reproducer)
+        script = self.module_script(case, config)
+        # the harness rebuilds a plain lowering itself where the dialect can (robust to a
+        # module TVM cannot print); the short script always shows the module's own text
+        plain = not case.lowering and self.host.info.writes_plain_modules
+        harness = writer.render_reproducer(case.graph, self.host.specs, finding, config, case.inputs,
+                                           run=case.runnable, expected=expected, tvm_version=self.host.tvm_version(),
+                                           violation_plan=case.disruption["plan"] if case.disruption else None,
+                                           module_script=None if plain else script)
+        short = None
+        if case.disruption is None and "error" not in script:
+            short = writer.render_short(finding, config, case.inputs, case.runnable, expected, script)
         case_json = {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
                      "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption,
                      "configs": case.configs, "lowering": case.lowering}
-        return finding_files(finding, case_json, repro, log)
+        return finding_files(finding, case_json, harness, short, log)
 

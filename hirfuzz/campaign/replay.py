@@ -3,7 +3,8 @@
     python -m hirfuzz.replay PATH [PATH ...]
 
 PATH is a finding folder, or a campaign's --out folder (all its findings). Each finding's
-repro.py runs alone, as a maintainer would run it after a fix. Exit status: 1 if any
+check.py (hirfuzz's harness) and repro.py run alone, as a maintainer would run them after a
+fix; both must fail alike for a finding to still reproduce. Exit status: 1 if any
 finding still reproduces, 0 if none does, 2 on bad input.
 """
 from __future__ import annotations
@@ -14,7 +15,7 @@ import sys
 from pathlib import Path
 
 from ..core.finding import Finding
-from .triage import check_reproducer
+from .triage import check_finding_scripts
 
 
 def finding_folders(path: Path) -> list[Path]:
@@ -46,8 +47,8 @@ def replay(folder: Path, timeout_s: float, python: str | None = None) -> tuple[s
     data = json.loads((folder / "finding.json").read_text())
     finding = Finding(**data)
     recorded, env = recorded_interpreter(folder, second_ir=finding.oracle == "cross-ir")
-    outcome = check_reproducer(folder / "repro.py", finding, timeout_s, python=python or recorded,
-                               extra_env=env if python is None else {})
+    outcome = check_finding_scripts(folder, finding, timeout_s, python=python or recorded,
+                                    extra_env=env if python is None else {})
     if outcome.reproduced:
         return "reproduces", outcome.observed
     if outcome.harness_error:  # no verdict on the bug: the script never reached it

@@ -6,56 +6,220 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import sys
 from pathlib import Path
 
-EXPECTED = {
-    "crash": "The program is valid (every operator within the types, shapes and attributes TVM "
-             "accepts), so `relax.build` should compile it and the VM should run it.",
-    "hang": "Building and running a program of this size takes well under a second.",
-    "wrong-result": "The result should equal NumPy's, within the tolerance noted in the script.",
-}
+from ..protocol import REPRO_MARK
+
+TITLE_WIDTH = 100
 
 
-def bug_report(finding: dict, repro: str, actual: str, tvm_version: str | None, target: str, info) -> str:
-    """Markdown for an issue tracker: environment, script, expected and actual behaviour.
+def shorten(text: str, width: int = TITLE_WIDTH) -> str:
+    """`text` on one line in at most `width` characters, cut between words, never inside one."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    cut = text[:width - 4]
+    cut = cut[:cut.rfind(" ")] if " " in cut else cut
+    return cut.rstrip(" ,:;(") + " ..."
 
-    `actual` is what the standalone script printed, so the report shows TVM's own
-    traceback rather than the fuzzer's.
+
+_RESULT = re.compile(r"result \d+ \(([^:()]+):(\w+)\)")
+_AFTER = re.compile(r"^after .*?\): ")
+
+
+def _ops_of(graph) -> str:
+    """The reduced program's operators, as a title names them: "sum (float32), add (int8)"."""
+    if graph is None:
+        return ""
+    seen = list(dict.fromkeys(f"{n.op} ({n.dtype})" for n in graph.operators))
+    return ", ".join(seen[:3]) + (f" and {len(seen) - 3} more" if len(seen) > 3 else "")
+
+
+def _error(finding: dict) -> str:
+    """The finding's error line, without the sequence that led there or the configuration."""
+    message = _AFTER.sub("", finding["message"])
+    return message.split(" under ", 1)[0] if finding["kind"] != "wrong-result" else message
+
+
+def _subject(finding: dict, graph) -> str:
+    """What a title is about: the pass to blame, or the reduced program's operators."""
+    names = finding.get("extra", {}).get("pass_names")
+    blamed = finding.get("extra", {}).get("blamed_pass")
+    if blamed:
+        return blamed
+    if names:  # the pass that raised, or the sequence after which the build or result fails
+        return names[-1] if finding["stage"] == "passes" else ", ".join(names)
+    violation = finding.get("extra", {}).get("violation")
+    if violation:
+        return violation["op"]
+    return _ops_of(graph) or finding["stage"]
+
+
+def _problem(finding: dict, graph, info) -> str:
+    kind, stage, extra = finding["kind"], finding["stage"], finding.get("extra", {})
+    if stage == "ill_formed_after_pass":
+        return "leaves an ill-formed module: " + _error(finding).split(": ", 2)[-1]
+    if extra.get("violation"):
+        v = extra["violation"]
+        if kind == "silent-acceptance":
+            return f"accepts {v['kind'].replace('_', ' ')} ({v['detail']})"
+        return f"{kind.replace('-', ' ')} on {v['kind'].replace('_', ' ')}: {_error(finding)}"
+    if kind == "wrong-result":
+        match = _RESULT.search(finding["message"])
+        where = f" for {match.group(1)} ({match.group(2)})" if match else ""
+        return f"wrong result{where}"
+    if kind == "hang":
+        return "build or run does not finish"
+    if stage == "passes":
+        return f"raises {_error(finding)}" + (f" on {_ops_of(graph)}" if graph is not None else "")
+    verb = {"build": "build fails", "run": "run fails", "worker": "crashes"}.get(stage, f"{stage} fails")
+    return f"{verb}: {_error(finding)}"
+
+
+def title(finding: dict, graph, info) -> str:
+    """`[Bug][Relax] Pass: what it does wrong`, from the reduced program, at most 100 characters."""
+    return shorten(f"[Bug][{info.name.capitalize()}] {_subject(finding, graph)}: {_problem(finding, graph, info)}")
+
+
+def _expected(finding: dict, info) -> str:
+    kind, stage, extra = finding["kind"], finding["stage"], finding.get("extra", {})
+    build = "`relax.build`" if info.name == "relax" else "`relay.build` / `create_executor`"
+    if stage == "ill_formed_after_pass":
+        return f"`{extra.get('blamed_pass')}` returns a well-formed module."
+    if extra.get("violation"):
+        v = extra["violation"]
+        return f"TVM rejects the program with a diagnostic naming the problem ({v['kind']} on {v['op']}: {v['detail']})."
+    if kind == "wrong-result":
+        return "The results equal NumPy's, within the tolerances in the script's check."
+    if kind == "hang":
+        return "Building and running this small program finishes within seconds."
+    if stage == "passes":
+        return f"The passes ({extra.get('passes')}) transform the valid module without error."
+    return f"The program is valid, so {build} compiles it and it runs."
+
+
+def _actual(finding: dict, outcome) -> str:
+    if finding["kind"] == "wrong-result":
+        return (finding.get("detail") or finding["message"]).splitlines()[0]
+    said = _final_error(outcome.output) if outcome is not None else ""
+    return said or _error(finding)
+
+
+_ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b:?")
+
+
+def _final_error(output: str) -> str:
+    """The last line of a Python traceback that names the error raised."""
+    lines = [ln for ln in output.splitlines() if _ERROR_LINE.match(ln)]
+    return lines[-1] if lines else ""
+
+
+_WRAPPER_FRAMES = ('  File "<frozen runpy>"', '  File "<string>"')
+_FRAME_START = re.compile(r"^ {2}(File \"|\d+: )")
+_SITE = re.compile(r"(?:/[^\s\"':]+)*/(?:site|dist)-packages/")
+_ABSOLUTE = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)+(?=[\w.+@-])")
+_TVM_SOURCE = re.compile(r"(?<![\w.~])/(?:[\w.+@-]+/)*?(src|include|3rdparty)/")
+
+
+def clean_traceback(text: str, keep: int = 3) -> str:
+    """A script's output as a report shows it: the last `keep` frames of each traceback,
+    the final error, and no path of this machine's (TVM's files relative to its package or
+    source tree, others by their name)."""
+    text = _SITE.sub("", text)
+    text = _TVM_SOURCE.sub(lambda m: m.group(1) + "/", text)
+    text = _ABSOLUTE.sub("", text)
+    out, frames = [], []
+
+    def flush():
+        shown = [frame for frame in frames if frame]
+        if len(shown) > keep:
+            out.append("  ...")
+        out.extend(line for frame in shown[-keep:] for line in frame)
+        frames.clear()
+
+    for line in text.splitlines():
+        if line.startswith(_WRAPPER_FRAMES):
+            frames.append([])  # hirfuzz's runner of the script: dropped, and what it shows
+        elif _FRAME_START.match(line):
+            frames.append([line])
+        elif frames and line.startswith("    "):
+            frames[-1].append(line)
+        else:
+            flush()
+            out.append(line)
+    flush()
+    return "\n".join(out)
+
+
+def _well_formed_lines(finding: dict, outcome) -> list[str]:
+    """For a pass's bug: what `well_formed` said before and after the pass to blame."""
+    extra = finding.get("extra", {})
+    if not extra.get("passes"):
+        return []
+    said = [ln for ln in (outcome.harness_output if outcome is not None else "").splitlines()
+            if ln.startswith("well_formed ")]
+    if said:
+        return [f"- {ln}" for ln in said]
+    if finding["stage"] in ("build", "run") or finding["kind"] == "wrong-result":
+        return ["- well_formed before and after every pass: True"]
+    return []
+
+
+def _environment(installation: dict, target: str) -> list[str]:
+    commit = installation.get("commit") or "unknown"
+    llvm = installation.get("llvm") or "unknown"
+    return [f"- TVM {installation.get('tvm') or 'unknown'} (commit {commit}), LLVM {llvm}",
+            f"- built as: {target}",
+            f"- Python {platform.python_version()}, {platform.system()} {platform.machine()}"]
+
+
+def _how_it_fails(repro: str) -> str:
+    if REPRO_MARK in repro:  # hirfuzz's harness (a disruptive finding's): it says how far it got
+        return "it exits with status 1 while the bug is present"
+    return "it raises while the bug is present"
+
+
+def bug_report(finding: dict, repro: str, outcome, installation: dict, target: str, info, graph=None) -> str:
+    """Markdown for an issue tracker: title, environment, expected and actual behaviour in a
+    line each, `well_formed` before and after a pass's bug, the script and what it printed.
+
+    `outcome` is what the scripts printed when hirfuzz ran them alone (None if it did not),
+    so the report shows TVM's own traceback, trimmed, rather than the fuzzer's.
     """
-    actual = actual or finding["message"]
-    if len(actual) > 4000:
-        actual = "...\n" + actual[-4000:]
+    shown = clean_traceback(outcome.output if outcome is not None and outcome.output else
+                            finding.get("detail") or finding["message"])
+    if len(shown) > 3000:
+        shown = "...\n" + shown[-3000:]
     reduced = finding.get("extra", {}).get("reduced_from")
-    size = (f"Reduced by hirfuzz from {reduced} to {finding['extra'].get('ops')} operators."
-            if reduced else "")
+    size = (f" Reduced from {reduced} to {finding['extra'].get('ops')} operators." if reduced else "")
+    well_formed = _well_formed_lines(finding, outcome)
     return "\n".join([
-        f"### [{info.name.capitalize()}] {finding['kind']} at {finding['stage']}: {finding['message'][:120]}",
+        f"### {title(finding, graph, info)}",
         "",
         "**Environment**",
-        f"- TVM {tvm_version or 'unknown'} ({info.tvm}); built as: {target}",
-        f"- Python {platform.python_version()}, {platform.system()} {platform.machine()}",
+        *_environment(installation or {}, target),
         "",
-        "**Expected behaviour**",
+        f"**Expected:** {_expected(finding, info)}",
         "",
-        EXPECTED.get(finding["kind"], ""),
+        f"**Actual:** {shorten(clean_traceback(_actual(finding, outcome)), 300)}",
         "",
-        "**Actual behaviour**",
-        "",
-        "```",
-        actual.rstrip(),
-        "```",
-        "",
+        *(["**well_formed**", "", *well_formed, ""] if well_formed else []),
         *_other_ir(finding),
         "**Steps to reproduce**",
         "",
-        f"Save the script below and run `python repro.py` (exit status 1 while the bug is present). {size}",
+        f"Run the script below with `python repro.py`; {_how_it_fails(repro)}.{size}",
         "",
         "```python",
         repro.rstrip(),
         "```",
         "",
-        f"Found by hirfuzz (signature `{finding['signature']}`).",
+        "**Output**",
+        "",
+        "```",
+        shown.rstrip(),
+        "```",
         "",
     ])
 
@@ -150,6 +314,48 @@ def _known_section(hits: dict | None) -> list[str]:
         "| {} | `{}` |".format(n, sig[:150].replace("|", "\\|")) for sig, n in hits.items()] + [""]
 
 
+UNCLASSIFIED = {"class": "unclassified", "component": "?", "evidence": "saved before hirfuzz classified findings"}
+
+
+def _findings_section(out: Path, findings: list[dict]) -> list[str]:
+    """The findings grouped by triage class and component (pass, operator, codegen, VM),
+    each with the evidence for its class."""
+    if not findings:
+        return ["None.", ""]
+    groups: dict[tuple, list] = {}
+    for f in findings:
+        triage = f.get("triage") or _saved_triage(f)
+        groups.setdefault((triage["class"], triage["component"]), []).append((f, triage))
+    lines = []
+    for (cls, component), items in sorted(groups.items()):
+        lines += [f"### {cls}: {component} ({len(items)})", "",
+                  "| hits | ops | title | evidence | reproducer |", "|---|---|---|---|---|"]
+        for f, triage in items:
+            rel = Path(f["path"]).relative_to(out) if f["path"].startswith(str(out)) else f["path"]
+            cells = [_report_title(f), triage["evidence"]]
+            cells = [c[:160].replace("|", "\\|") for c in cells]
+            lines.append(f"| {f['hits']} | {f.get('ops', '')} | {cells[0]} | {cells[1]} | [{rel}/repro.py]({rel}/repro.py) |")
+        lines.append("")
+    return lines
+
+
+def _saved_triage(f: dict) -> dict:
+    """A finding's class from its finding.json (summaries written before they had one)."""
+    try:
+        return json.loads((Path(f["path"]) / "finding.json").read_text())["extra"]["triage"]
+    except (OSError, ValueError, KeyError):
+        return UNCLASSIFIED
+
+
+def _report_title(f: dict) -> str:
+    """The title line of a finding's bug-report.md, or its message where there is none."""
+    try:
+        first = (Path(f["path"]) / "bug-report.md").read_text().splitlines()[0]
+    except (OSError, IndexError):
+        return f["message"]
+    return first.removeprefix("### ")
+
+
 def campaign_report(out: Path, summary: dict) -> str:
     rows = _stats(out)
     lines = [
@@ -168,21 +374,7 @@ def campaign_report(out: Path, summary: dict) -> str:
         "## Findings",
         "",
     ]
-    findings = summary["findings"]
-    if not findings:
-        lines.append("None.")
-    by_kind: dict[tuple, list] = {}
-    for f in findings:
-        by_kind.setdefault((f["kind"], f["oracle"]), []).append(f)
-    for (kind, oracle), items in sorted(by_kind.items()):
-        lines += [f"### {kind} ({oracle} oracle): {len(items)}", "",
-                  "| hits | ops | stage | message | reproducer |", "|---|---|---|---|---|"]
-        for f in items:
-            rel = Path(f["path"]).relative_to(out) if f["path"].startswith(str(out)) else f["path"]
-            ops = f.get("ops", "")
-            msg = f["message"][:100].replace("|", "\\|")
-            lines.append(f"| {f['hits']} | {ops} | {f['stage']} | {msg} | [{rel}/repro.py]({rel}/repro.py) |")
-        lines.append("")
+    lines += _findings_section(out, summary["findings"])
     lines += _known_section(summary.get("known_hits_by_signature"))
     for key, title in (("pending", "Pending (found, not yet reduced and checked; finished when the campaign resumes)"),
                        ("unconfirmed", "Unconfirmed (hirfuzz's problem, not TVM's)"),

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .triage import check_reproducer
+from .triage import check_finding_scripts
 
 READY_TIMEOUT_S = 120
 
@@ -249,9 +249,10 @@ class Worker:
                 return "timeout"
             select.select([self.fileno()], [], [], left)
 
-    def check_reproducer(self, script: Path, finding, timeout_s: float):
-        """Run a saved reproducer alone under this worker's interpreter (triage's check)."""
-        return check_reproducer(script, finding, timeout_s=timeout_s, python=self.python, extra_env=self.extra_env)
+    def check_scripts(self, folder: Path, finding, timeout_s: float):
+        """Run a finding's saved scripts alone under this worker's interpreter (triage's check)."""
+        return check_finding_scripts(folder, finding, timeout_s=timeout_s, python=self.python,
+                                     extra_env=self.extra_env)
 
     def log_tail(self, limit: int = 6000) -> str:
         try:

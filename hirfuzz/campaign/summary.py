@@ -96,7 +96,8 @@ def _disruptive_summary(campaign: "Campaign") -> dict:
 def finding_row(f: Finding) -> dict:
     return {"signature": f.signature, "kind": f.kind, "oracle": f.oracle, "stage": f.stage,
             "path": f.path, "hits": f.hits, "message": f.message, "ops": f.extra.get("ops"),
-            "reduced_from": f.extra.get("reduced_from"), "reason": f.extra.get("unconfirmed_reason")}
+            "reduced_from": f.extra.get("reduced_from"), "reason": f.extra.get("unconfirmed_reason"),
+            "triage": f.extra.get("triage")}
 
 
 def _cross_summary(campaign: "Campaign") -> dict:

@@ -13,10 +13,14 @@ import signal
 import subprocess
 import sys
 from dataclasses import dataclass
+from enum import Enum
 from pathlib import Path
 
 from ..core.finding import Finding
 from ..protocol import REPRO_MARK as MARK
+
+REPRO = "repro.py"     # the short script a maintainer reads
+HARNESS = "check.py"   # hirfuzz's harness beside it: every pass's output checked, marks printed
 
 @dataclass
 class ReproOutcome:
@@ -24,6 +28,7 @@ class ReproOutcome:
     observed: str
     output: str
     harness_error: str = ""   # the script could not get as far as the bug: hirfuzz's problem
+    harness_output: str = ""  # what check.py printed, where repro.py was run after it
 
 
 def _harness_error(proc: subprocess.CompletedProcess, last_mark: str) -> str:
@@ -49,23 +54,24 @@ def _cpu_limit(seconds: float):
     return apply
 
 
-def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: str | None = None,
-                     extra_env: dict | None = None) -> ReproOutcome:
-    """Run the saved script alone and say whether it fails the way the fuzzer saw.
-
-    A hang is judged on CPU time, which a loaded machine does not stretch: a build that is
-    merely slow finishes within `timeout_s` CPU-seconds. The wall-clock limit, twice as
-    long, catches a script that hangs asleep.
-    """
-    # alone, as a maintainer runs it: no PYTHONPATH of hirfuzz's, under the TVM's interpreter
+def _run(argv: list[str], script: Path, timeout_s: float, cpu_s: float, python: str | None,
+         extra_env: dict | None):
+    """Run a script alone, as a maintainer runs it: no PYTHONPATH of hirfuzz's, under the
+    TVM's interpreter, in its folder. Returns the CompletedProcess, or the TimeoutExpired."""
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **(extra_env or {})}
-    hang = finding.kind == "hang"
     try:
-        proc = subprocess.run([python or sys.executable, str(script)], capture_output=True, text=True,
-                              timeout=timeout_s * (2 if hang else 1), cwd=script.parent, env=env,
-                              start_new_session=True, preexec_fn=_cpu_limit(timeout_s + (0 if hang else 10)))
+        return subprocess.run([python or sys.executable, *argv], capture_output=True, text=True,
+                              timeout=timeout_s, cwd=script.parent, env=env, start_new_session=True,
+                              preexec_fn=_cpu_limit(cpu_s))
     except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or b"").decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or "")
+        return exc
+
+
+def _died(proc, finding: Finding, timeout_s: float) -> ReproOutcome | None:
+    """The outcome of a script that hung or was killed by a signal (None if it was not)."""
+    hang = finding.kind == "hang"
+    if isinstance(proc, subprocess.TimeoutExpired):
+        out = proc.stdout.decode("utf-8", "replace") if isinstance(proc.stdout, bytes) else (proc.stdout or "")
         return ReproOutcome(hang, "hang", out[-4000:])
     output = (proc.stdout or "") + (proc.stderr or "")
     if proc.returncode == -signal.SIGXCPU:
@@ -75,6 +81,24 @@ def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: s
         want = finding.extra.get("signal")
         return ReproOutcome(finding.kind == "crash" and finding.stage == "worker" and want in observed,
                             observed, output[-4000:])
+    return None
+
+
+def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: str | None = None,
+                     extra_env: dict | None = None) -> ReproOutcome:
+    """Run hirfuzz's harness (check.py) alone and say whether it fails the way the fuzzer saw.
+
+    A hang is judged on CPU time, which a loaded machine does not stretch: a build that is
+    merely slow finishes within `timeout_s` CPU-seconds. The wall-clock limit, twice as
+    long, catches a script that hangs asleep.
+    """
+    hang = finding.kind == "hang"
+    proc = _run([str(script)], script, timeout_s * (2 if hang else 1), timeout_s + (0 if hang else 10),
+                python, extra_env)
+    died = _died(proc, finding, timeout_s)
+    if died is not None:
+        return died
+    output = (proc.stdout or "") + (proc.stderr or "")
     marks = [ln for ln in (proc.stdout or "").splitlines() if ln.startswith(MARK)]
     last = marks[-1] if marks else ""
     harness = _harness_error(proc, last)
@@ -92,12 +116,154 @@ def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: s
     return ReproOutcome(last == want, last or f"exit {proc.returncode}", output[-4000:])
 
 
+# runs the maintainer's repro.py as it is, and says what it raised: the script has no marks
+_RUN_ALONE = f"""import runpy, sys
+try:
+    runpy.run_path(sys.argv[1], run_name="__main__")
+except BaseException as exc:
+    print("{MARK} raised=" + type(exc).__name__, file=sys.stderr)
+    raise
+print("{MARK} finished", file=sys.stderr)
+"""
+_IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
+
+
+def check_short_reproducer(script: Path, finding: Finding, timeout_s: float, python: str | None = None,
+                           extra_env: dict | None = None) -> ReproOutcome:
+    """Run the maintainer's repro.py alone and say whether it fails the way the fuzzer saw:
+    the same exception type (an AssertionError for a wrong result), the same signal, or a
+    hang. Its output, less the line that says what it raised, is what the report shows."""
+    hang = finding.kind == "hang"
+    proc = _run(["-c", _RUN_ALONE, script.name], script, timeout_s * (2 if hang else 1),
+                timeout_s + (0 if hang else 10), python, extra_env)
+    died = _died(proc, finding, timeout_s)
+    if died is not None:
+        return died
+    said = [ln for ln in (proc.stderr or "").splitlines() if ln.startswith(MARK)]
+    output = (proc.stdout or "") + "".join(f"{ln}\n" for ln in (proc.stderr or "").splitlines()
+                                            if not ln.startswith(MARK))
+    raised = said[-1].split("raised=", 1)[1] if said and "raised=" in said[-1] else ""
+    if raised in _IMPORT_ERRORS and finding.extra.get("exc_type") not in _IMPORT_ERRORS:
+        why = next((ln for ln in reversed(output.splitlines()) if raised in ln), raised)
+        return ReproOutcome(False, f"the reproducer could not run: {why}", output[-4000:], why)
+    observed = f"raised {raised}" if raised else "finished without an error"
+    if finding.kind == "wrong-result":
+        return ReproOutcome(raised == "AssertionError", observed, output[-4000:])
+    if finding.stage == "worker":
+        return ReproOutcome(bool(raised), observed, output[-4000:])
+    return ReproOutcome(bool(raised) and raised == finding.extra.get("exc_type"), observed, output[-4000:])
+
+
+def check_finding_scripts(folder: Path, finding: Finding, timeout_s: float, python: str | None = None,
+                          extra_env: dict | None = None) -> ReproOutcome:
+    """Run a finding's scripts alone: hirfuzz's harness (check.py), then the maintainer's
+    repro.py, which must fail the same way. A folder without check.py has one script,
+    repro.py, which is the harness (a disruptive finding's, or one saved before)."""
+    if not (folder / HARNESS).exists():
+        return check_reproducer(folder / REPRO, finding, timeout_s, python, extra_env)
+    harness = check_reproducer(folder / HARNESS, finding, timeout_s, python, extra_env)
+    if not harness.reproduced:
+        return ReproOutcome(False, f"{HARNESS}: {harness.observed}", harness.output, harness.harness_error)
+    short = check_short_reproducer(folder / REPRO, finding, timeout_s, python, extra_env)
+    return ReproOutcome(short.reproduced, f"{HARNESS}: {harness.observed}; {REPRO}: {short.observed}",
+                        short.output, short.harness_error, harness_output=harness.output)
+
+
 # --- finding folders -------------------------------------------------------------------------
 
-def finding_files(finding: Finding, case_json: dict, repro: str, log: str) -> dict:
+def finding_files(finding: Finding, case_json: dict, harness: str, short: str | None, log: str) -> dict:
+    """A finding's files: repro.py is the short script where there is one, with the harness
+    beside it as check.py; otherwise the harness is repro.py."""
+    scripts = {REPRO: short, HARNESS: harness} if short is not None else {REPRO: harness}
     return {
         "finding.json": json.dumps(finding.to_json(), indent=2) + "\n",
         "case.json": json.dumps(case_json) + "\n",
-        "repro.py": repro,
+        **scripts,
         "log.txt": log,
     }
+
+
+# --- triage classes: what kind of problem a finding is, with the evidence for the guess ------
+
+class TriageClass(str, Enum):
+    CRASH_ON_VALID = "crash on a valid program"
+    WRONG_RESULT = "wrong result"
+    ILL_FORMED_PASS_OUTPUT = "ill-formed pass output"
+    POOR_DIAGNOSTIC = "poor diagnostic"
+    SILENT_ACCEPTANCE = "silent acceptance"
+    DOCUMENTED_LIMITATION = "documented limitation"
+
+
+class Component(str, Enum):
+    PASS = "pass"
+    OPERATOR = "operator"
+    CODEGEN = "codegen"
+    VM = "VM"
+
+
+# a build that fails in these parts of TVM fails on an operator's own lowering, not on codegen
+_OPERATOR_FRAMES = ("legalize", "topi", "/op/", "op_common", "infer_struct_info", "type_relations")
+
+
+def _build_component(finding: Finding) -> tuple[Component, str]:
+    trace = f"{finding.detail}\n{finding.message}".lower()
+    frame = next((f for f in _OPERATOR_FRAMES if f in trace), None)
+    if frame is not None:
+        return Component.OPERATOR, f"the error comes from an operator's lowering ('{frame}' in its traceback)"
+    return Component.CODEGEN, "the error comes from compiling the program (no operator's lowering in its traceback)"
+
+
+def _crash_component(finding: Finding) -> tuple[Component, str]:
+    passes = finding.extra.get("passes")
+    if finding.stage == "passes":
+        return Component.PASS, f"the pass sequence {passes} raised"
+    if finding.stage == "run":
+        return Component.VM, "the program built; running it on the VM failed"
+    if finding.stage == "worker":
+        return Component.CODEGEN, f"the process died ({finding.extra.get('signal')}) while building or running"
+    return _build_component(finding)
+
+
+def _wrong_result_component(finding: Finding) -> tuple[Component, str]:
+    if finding.oracle == "pass-order":
+        return Component.PASS, (f"the program without passes agrees with NumPy; after {finding.extra.get('passes')} "
+                                "it does not")
+    if finding.oracle == "executor":
+        return Component.CODEGEN, "the baseline build agrees with NumPy; another executor or target does not"
+    return Component.OPERATOR, "the built program's result differs from NumPy's for the operator named"
+
+
+def classify_finding(finding: Finding, spec_notes: dict[str, str] | None = None) -> dict:
+    """The triage class of a finding, the component it points at, and the evidence for the
+    guess, as plain data for finding.json and the reports."""
+    cls, (component, why) = _classified(finding, spec_notes or {})
+    return {"class": cls.value, "component": component.value, "evidence": why}
+
+
+def _classified(finding: Finding, spec_notes: dict[str, str]) -> tuple[TriageClass, tuple[Component, str]]:
+    violation = finding.extra.get("violation")
+    if finding.stage == "ill_formed_after_pass":
+        blamed = finding.extra.get("blamed_pass")
+        complaint = finding.message.split("ill-formed module: ", 1)[-1].split(" under ", 1)[0]
+        return TriageClass.ILL_FORMED_PASS_OUTPUT, (
+            Component.PASS, f"well_formed held before {blamed} and failed after it: {complaint[:160]}")
+    if violation is not None:
+        what = f"{violation['kind']} on {violation['op']} ({violation['detail']})"
+        if finding.kind == "silent-acceptance":
+            note = spec_notes.get(violation["op"])
+            if note:
+                return TriageClass.DOCUMENTED_LIMITATION, (
+                    Component.OPERATOR, f"TVM accepted {what}, and the op's spec notes: {note}")
+            return TriageClass.SILENT_ACCEPTANCE, (Component.OPERATOR, f"TVM built and ran a program with {what}")
+        if finding.kind == "poor-diagnostic":
+            return TriageClass.POOR_DIAGNOSTIC, (
+                Component.OPERATOR, f"{what} was rejected with {finding.extra.get('exc_type')}, an internal error, "
+                                    "not a diagnostic naming the problem")
+        # an invalid program that kills TVM (a signal, a hang) got no diagnostic at all
+        component, where = _crash_component(finding)
+        return TriageClass.POOR_DIAGNOSTIC, (component, f"{what} crashed TVM instead of being rejected: {where}")
+    if finding.kind == "wrong-result":
+        return TriageClass.WRONG_RESULT, _wrong_result_component(finding)
+    component, where = _crash_component(finding)
+    return TriageClass.CRASH_ON_VALID, (
+        component, f"the program is valid (strictly generated, well-formed and type-checked before any pass): {where}")

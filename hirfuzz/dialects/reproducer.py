@@ -1,12 +1,17 @@
-"""What every dialect's reproducer shares: its header, inputs, expected values and the
-check of results. TVM-free: reproducers are written in the coordinator.
+"""What every dialect's reproducers share. TVM-free: reproducers are written in the
+coordinator.
 
-A reproducer prints marks (`protocol.REPRO_MARK`) saying how far it got; the checker
-(campaign.triage) reads them back.
+A finding gets two scripts. `repro.py` is the one a maintainer reads: the module (TVMScript
+or Relay text, constants inline), its inputs, the pass, build and run lines and the check,
+and nothing of hirfuzz's (no marks, no paths but a user's own pass module's). `check.py` is
+hirfuzz's harness: it checks every pass's output and prints marks (`protocol.REPRO_MARK`)
+saying how far it got, which the checker (campaign.triage) reads back. Both must fail the
+same way before a finding is reported.
 """
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import numpy as np
@@ -105,3 +110,74 @@ CHECK_RESULTS = '''
 if __name__ == "__main__":
     sys.exit(main())
 '''.format(mark=MARK)
+
+
+# --- the short reproducer a maintainer reads (repro.py) -------------------------------------
+
+# the stages a short reproducer stops at, so that it shows no inputs nor run lines
+BEFORE_RUN = ("passes", "ill_formed_after_pass", "build")
+
+_CONST_REF = re.compile(r"_c\[(\d+)\]")
+
+
+def inline_constants(text: str, consts: list[np.ndarray]) -> str:
+    """The module's text with each `_c[k]` (the worker's stand-in for a constant) spelt out."""
+    return _CONST_REF.sub(lambda m: array_code(consts[int(m.group(1))]), text)
+
+
+def user_pass_imports(steps: list[dict]) -> list[str]:
+    """`from module import factory` for each of the user's own passes, after the one line that
+    puts their folder on the path (the only path a short reproducer holds: without it the
+    script could not run alone)."""
+    imports = [step["import"].split(":") for step in steps if step.get("import")]
+    folders = sorted({step["search_dir"] for step in steps if step.get("import") and step.get("search_dir")})
+    lines = ["import sys", *[f"sys.path.insert(0, {folder!r})  # your pass module's folder" for folder in folders]]
+    return (lines if folders else []) + [f"from {module} import {factory}" for module, factory in sorted(set(map(tuple, imports)))]
+
+
+def steps_to_show(finding: Finding, steps: list[dict]) -> list[dict]:
+    """The pass sequence a short script runs: up to the pass blamed for an ill-formed module
+    (the module is well-formed until it has run), or all of it."""
+    blamed = finding.extra.get("blamed_pass")
+    if blamed is None:
+        return steps
+    return steps[:next((i for i, step in enumerate(steps) if step["name"] == blamed), len(steps) - 1) + 1]
+
+
+def pass_call(step: dict, namespace: str) -> str:
+    """The pass of one step, as the script spells it."""
+    args = ", ".join(f"{k}={v!r}" for k, v in step["args"].items())
+    if step.get("import"):
+        return f"{step['import'].split(':')[1]}({args})"
+    return f"{namespace}.{step['name']}({args})"
+
+
+def input_lines(inputs: list[np.ndarray]) -> list[str]:
+    if len(inputs) <= 1:
+        return [f"inputs = [{', '.join(map(array_code, inputs))}]"]
+    return ["inputs = [", *[f"    {array_code(a)}," for a in inputs], "]"]
+
+
+_MISMATCH = re.compile(r"^result (\d+):", re.M)
+
+
+def check_lines(finding: Finding, expected: list | None) -> list[str]:
+    """The comparison of `outputs` with the reference's values: exact for integers and
+    booleans, within the tolerance otherwise. Only the results the finding saw differ are
+    checked (all comparable ones where it does not say), as a maintainer would write it."""
+    differ = {int(i) for i in _MISMATCH.findall(finding.detail or "")}
+    lines = []
+    for i, (value, rtol, atol) in enumerate(expected or []):
+        if value is None or (differ and i not in differ):
+            continue
+        if rtol == 0 and atol == 0:
+            lines.append(f"np.testing.assert_array_equal(outputs[{i}], {array_code(value)})")
+        else:
+            lines.append(f"np.testing.assert_allclose(outputs[{i}], {array_code(value)}, rtol={rtol!r}, atol={atol!r})")
+    return lines
+
+
+def flatten_lines(tensor_class: str) -> list[str]:
+    """`flatten`: a function's results, however nested in tuples, as NumPy arrays."""
+    return ["def flatten(v):",
+            f"    return [v.numpy()] if isinstance(v, {tensor_class}) else [a for x in v for a in flatten(x)]", ""]

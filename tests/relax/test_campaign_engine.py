@@ -156,7 +156,7 @@ def test_replay_says_which_findings_still_reproduce(tmp_path):
     assert replay.returncode == 1
     assert "1 still reproduce" in replay.stdout
     bug = open(os.path.join(s["findings"][0]["path"], "bug-report.md")).read()
-    assert "**Expected behaviour**" in bug and "relax.op.add" in bug and "TVM 0.27" in bug
+    assert "**Expected:**" in bug and "R.add(" in bug and "TVM 0.27" in bug
     assert "report.md" in proc.stdout and (out / "report.md").read_text().count("repro.py") >= 1
 
 

@@ -119,9 +119,16 @@ def test_disruptive_campaign_end_to_end(tmp_path):
     assert sum(d["classes"].values()) == s["cases"] == 16
     assert d["violation_coverage"] >= 14
     assert s["unconfirmed"] == []  # every reported finding reproduced from its script
+    assert s["findings"]
     for f in s["findings"]:
         assert f["kind"] in ("poor-diagnostic", "crash", "silent-acceptance")
         assert f["oracle"] == "disruptive"
+        # a triage class follows from what TVM did with the invalid program, with the evidence
+        violation = json.loads(open(f"{f['path']}/finding.json").read())["extra"]["violation"]
+        want = {"poor-diagnostic": {"poor diagnostic"}, "crash": {"poor diagnostic"},
+                "silent-acceptance": {"silent acceptance", "documented limitation"}}[f["kind"]]
+        assert f["triage"]["class"] in want and violation["op"] in f["triage"]["evidence"], f["triage"]
+        assert f"### {f['triage']['class']}: {f['triage']['component']} (" in (out / "report.md").read_text()
 
 
 def valid_part_that_may_trap():

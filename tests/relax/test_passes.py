@@ -5,12 +5,16 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import tvm.relax.transform as relax_transform
 
 from conftest import ROOT, run_hirfuzz
+from reproducer_rules import check_maintainer_files, final_error, run_alone
+from hirfuzz.campaign.triage import check_finding_scripts
+from hirfuzz.core.finding import Finding
 from hirfuzz.errors import HirfuzzError
 from hirfuzz.core.passes import (draw_sequence, load_catalog, minimise_sequence, parse_sequence,
                             unmet_requirements)
@@ -91,6 +95,28 @@ def test_planted_constant_change_is_found_with_minimal_sequence(tmp_path):
     assert f["kind"] == "wrong-result" and f["oracle"] == "pass-order"
     assert f["message"].startswith("after PlantedChangeConstant():")
     assert s["unconfirmed"] == []  # its reproducer fails alone, importing the user's pass
+    # the short script a maintainer reads, and hirfuzz's harness beside it, fail alike alone
+    repro, report = check_maintainer_files(f, PLANTED.parent)
+    assert "@I.ir_module" in repro and "change_constant()" in repro and "np.testing.assert_allclose" in repro
+    assert report.splitlines()[0].startswith("### [Bug][Relax] PlantedChangeConstant: wrong result for ")
+    assert "- well_formed before and after every pass: True" in report
+    assert f["triage"]["class"] == "wrong result" and f["triage"]["component"] == "pass"
+    assert "PlantedChangeConstant" in f["triage"]["evidence"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    folder = Path(f["path"])
+    harness, short = run_alone(sys.executable, folder, "check.py", env), run_alone(sys.executable, folder, "repro.py", env)
+    assert harness.returncode == 1 and "HIRFUZZ-REPRO mismatch" in harness.stdout, harness.stdout + harness.stderr
+    assert short.returncode == 1 and final_error(short) == "AssertionError", short.stderr
+    # the campaign's check runs both and needs both to fail: a repro.py that no longer fails
+    # (its check gone) is not a reproduced finding, though check.py alone still fails
+    finding = Finding(**json.loads((folder / "finding.json").read_text()))
+    assert check_finding_scripts(folder, finding, timeout_s=120).reproduced
+    broken = tmp_path / "broken"
+    shutil.copytree(folder, broken)
+    lines = (broken / "repro.py").read_text().splitlines()
+    (broken / "repro.py").write_text("\n".join(ln for ln in lines if not ln.startswith("np.testing.")) + "\n")
+    outcome = check_finding_scripts(broken, finding, timeout_s=120)
+    assert not outcome.reproduced and "repro.py: finished without an error" in outcome.observed, outcome.observed
 
 
 def test_planted_binding_drop_is_found(tmp_path):
@@ -105,6 +131,14 @@ def test_planted_raise_on_a_closure_is_a_crash_naming_the_pass(tmp_path):
     crashes = [f for f in s["findings"] if f["kind"] == "crash"]
     assert crashes and crashes[0]["oracle"] == "pass-order" and crashes[0]["stage"] == "passes"
     assert crashes[0]["message"].startswith("after PlantedRaiseOnClosure():")
+    # reduced as far as the failure allows: one closure left, no other lowering feature, and
+    # the short script shows it (LambdaLift before the build, as TVM requires)
+    plan = json.load(open(os.path.join(crashes[0]["path"], "case.json")))["lowering"]["plan"]
+    assert [c["kind"] for c in plan["functions"]] == ["local"], plan
+    assert not (plan["node_features"] or plan["dynamic_params"] or plan["plain_nodes"]), plan
+    repro, _ = check_maintainer_files(crashes[0], PLANTED.parent)
+    assert "relax.transform.LambdaLift()(mod)" in repro and "raise_on_closure()" in repro
+    assert crashes[0]["triage"]["class"] == "crash on a valid program" and crashes[0]["triage"]["component"] == "pass"
 
 
 def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over_it(tmp_path):
@@ -118,14 +152,24 @@ def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over
     assert f["signature"] == "pass-order|ill-formed|PlantedUndefineVar|Var ? is not defined."
     assert "PlantedUndefineVar left an ill-formed module: ValueError: Var " in f["message"]
     assert s["unconfirmed"] == []  # the reproducer alone fails the same way
-    # the reproducer checks every pass's output too, and says well_formed before and after
-    repro = subprocess.run([sys.executable, os.path.join(f["path"], "repro.py")], capture_output=True, text=True,
+    # hirfuzz's harness checks every pass's output too, and says well_formed before and after
+    repro = subprocess.run([sys.executable, os.path.join(f["path"], "check.py")], capture_output=True, text=True,
                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(PLANTED.parent)})
     assert repro.returncode == 1
     assert "well_formed before PlantedUndefineVar: True" in repro.stdout
     assert "well_formed after PlantedUndefineVar: False: Var " in repro.stdout
     assert "HIRFUZZ-REPRO stage=ill_formed_after_pass error=ValueError" in repro.stdout
     assert "well_formed after PlantedUndefineVar" in open(os.path.join(f["path"], "bug-report.md")).read()
+    # the maintainer's script shows the pass and the check that fails, nothing of hirfuzz's
+    repro, report = check_maintainer_files(f, PLANTED.parent)
+    assert repro.rstrip().endswith("relax.analysis.well_formed(mod)  # raises: the pass left an ill-formed module")
+    assert report.splitlines()[0].startswith("### [Bug][Relax] PlantedUndefineVar: leaves an ill-formed module: ")
+    short = run_alone(sys.executable, Path(f["path"]), "repro.py", os.environ)
+    assert short.returncode == 1 and short.stderr.splitlines()[-1].startswith("ValueError: Var ")
+    assert (f["triage"]["class"], f["triage"]["component"]) == ("ill-formed pass output", "pass")
+    assert f["triage"]["evidence"].startswith("well_formed held before PlantedUndefineVar and failed after it")
+    grouped = (tmp_path / "out" / "report.md").read_text()
+    assert "### ill-formed pass output: pass (1)" in grouped and "[Bug][Relax] PlantedUndefineVar" in grouped
 
 
 def test_a_pass_module_only_on_pythonpath_is_found_confirmed_and_replayed(tmp_path):
@@ -142,8 +186,8 @@ def test_a_pass_module_only_on_pythonpath_is_found_confirmed_and_replayed(tmp_pa
     s = json.loads((out / "summary.json").read_text())
     assert s["findings"] and s["unconfirmed"] == [], s["unconfirmed"]
     folder = s["findings"][0]["path"]
-    repro = open(os.path.join(folder, "repro.py")).read()
-    assert f"planted_passes (from {PLANTED.parent})" in repro  # the header says what it needs
+    harness = open(os.path.join(folder, "check.py")).read()
+    assert f"planted_passes (from {PLANTED.parent})" in harness  # the header says what it needs
     for f in s["findings"]:
         if f.get("reduced_from"):
             # the message describes the reduced program, not the one first generated
@@ -158,7 +202,9 @@ def test_a_pass_module_only_on_pythonpath_is_found_confirmed_and_replayed(tmp_pa
     # a reproducer that cannot import the pass is hirfuzz's problem, never "no longer fails"
     moved = tmp_path / "moved"
     shutil.copytree(folder, moved)
-    (moved / "repro.py").write_text(repro.replace(repr(str(PLANTED.parent)), repr(str(tmp_path / "gone"))))
+    for script in ("check.py", "repro.py"):
+        text = (moved / script).read_text()
+        (moved / script).write_text(text.replace(repr(str(PLANTED.parent)), repr(str(tmp_path / "gone"))))
     replayed = subprocess.run([sys.executable, "-m", "hirfuzz.replay", moved], capture_output=True, text=True,
                               cwd=ROOT, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
     assert replayed.returncode == 1 and replayed.stdout.startswith("cannot-run"), replayed.stdout

@@ -65,12 +65,15 @@ def test_a_wrong_result_is_confirmed_and_replays_from_its_script_alone(tmp_path)
     s = json.loads((out / "summary.json").read_text())
     assert len(s["findings"]) == 1 and s["unconfirmed"] == []
     folder = Path(s["findings"][0]["path"])
-    script = (folder / "repro.py").read_text()
-    assert "TVM 0.19" in script and "tvm.relay.fromtext" in script and "import hirfuzz" not in script
+    script = (folder / "check.py").read_text()
+    assert "TVM 0.19" in script and "tvm.relay.parse" in script and "import hirfuzz" not in script
     python, env = relay_interpreter()
-    alone = subprocess.run([python, "repro.py"], cwd=folder, capture_output=True, text=True,
-                           env={**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env})
+    alone_env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env}
+    alone = subprocess.run([python, "check.py"], cwd=folder, capture_output=True, text=True, env=alone_env)
     assert alone.returncode == 1 and "HIRFUZZ-REPRO mismatch" in alone.stdout, alone.stdout + alone.stderr
+    # the short script a maintainer reads fails alike, with numpy's assertion
+    short = subprocess.run([python, "repro.py"], cwd=folder, capture_output=True, text=True, env=alone_env)
+    assert short.returncode == 1 and "Mismatched elements" in short.stderr, short.stdout + short.stderr
     replayed = subprocess.run([sys.executable, "-m", "hirfuzz.replay", out], capture_output=True, text=True,
                               cwd=ROOT, env={**os.environ, **env})
     assert replayed.returncode == 1 and "1 still reproduce" in replayed.stdout, replayed.stdout

@@ -78,7 +78,7 @@ def test_a_wrong_first_ir_notes_that_the_other_tvm_is_right(tmp_path):
     out, s = planted_campaign(tmp_path, "np.negative(a)", "abs", "negative")
     assert len(s["findings"]) == 1 and s["findings"][0]["oracle"] == "reference", s["findings"]
     finding = json.loads((Path(s["findings"][0]["path"]) / "finding.json").read_text())
-    assert finding["confirmed"] and "tvm.relay.fromtext" in (Path(finding["path"]) / "repro.py").read_text()
+    assert finding["confirmed"] and "tvm.relay.parse(TEXT" in (Path(finding["path"]) / "repro.py").read_text()
     assert finding["extra"]["cross_ir"].startswith("Relax on TVM 0.27") and "agrees" in finding["extra"]["cross_ir"]
 
 

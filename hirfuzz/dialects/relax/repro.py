@@ -9,6 +9,7 @@ it imports no TVM: it runs in the coordinator.
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,8 @@ import numpy as np
 from ...core.finding import Finding
 from ...core.graph import Graph, Ref
 from ...protocol import REPRO_MARK as MARK
-from ..reproducer import CHECK_RESULTS, USER_PASS, array_code, data_lines, docstring, source_of
+from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, array_code, check_lines, data_lines, docstring,
+                          flatten_lines, inline_constants, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
 
 HERE = Path(__file__).parent
 
@@ -185,3 +187,73 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
                  "    return apply_violation(build_valid_module(), VIOLATION)", ""]
     body += data_lines(inputs, expected, rejection=violation_plan is not None)
     return "\n".join(header + body) + _REPRO_MAIN
+
+
+# --- the short reproducer a maintainer reads ---------------------------------------------------
+
+_LOCAL_FUNCTION = re.compile(r"^ {8,}@R\.function", re.M)
+
+
+def _script_text(module_script: dict) -> str:
+    """The module's TVMScript, constants inline, without the printer's import comments."""
+    text = inline_constants(module_script["script"], module_script["consts"])
+    # the printer repeats its import comments above each local function
+    return "\n".join(ln.rstrip() for ln in text.strip().splitlines()
+                     if not ln.lstrip().startswith("# from tvm.")).strip()
+
+
+def _pass_lines(config: dict) -> list[str]:
+    steps = config.get("passes", [])
+    lines = []
+    if steps:
+        # one Sequential, as hirfuzz runs them: it skips a pass above the context's opt_level
+        passes = ", ".join(pass_call(step, "relax.transform") for step in steps)
+        lines.append(f"    mod = tvm.transform.Sequential([{passes}])(mod)")
+    return lines
+
+
+def _build_line(config: dict) -> str:
+    options = [f"target={config['target']!r}"]
+    if config["pipeline"] != "default":
+        options.append(f"relax_pipeline={config['pipeline']!r}")
+    if config["exec_mode"] != "bytecode":
+        options.append(f"exec_mode={config['exec_mode']!r}")
+    return f"    ex = relax.build(mod, {', '.join(options)})"
+
+
+def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: bool, expected: list | None,
+                 module_script: dict) -> str:
+    """repro.py: the module as TVMScript, its inputs, the pass, build and run lines, and the
+    check; it raises (an exception, or an AssertionError for a wrong result) while the bug is
+    there. Nothing of hirfuzz's is in it."""
+    run = run and finding.stage not in BEFORE_RUN  # it fails before running: no inputs to show
+    text = _script_text(module_script)
+    tirx = "T." in text
+    lines = ["import numpy as np", "import tvm", "from tvm import relax",
+             f"from tvm.script import ir as I, relax as R{', tirx as T' if tirx else ''}",
+             *user_pass_imports(config.get("passes", [])), ""]
+    if "TypeVar(" in text:  # how the printer spells a global function's symbolic dimension
+        lines += ["def TypeVar(name):", "    return tvm.tirx.Var(name, 'int64')", ""]
+    checks = check_lines(finding, expected) if run else []
+    if checks:
+        lines += flatten_lines("tvm.runtime.Tensor")
+    lines += [text, ""]
+    blamed = finding.extra.get("blamed_pass")
+    steps = steps_to_show(finding, config.get("passes", []))
+    lines += ["mod = Module", f"with tvm.transform.PassContext(opt_level={config['opt_level']}):"]
+    lines += _pass_lines({**config, "passes": steps})
+    if blamed is not None:
+        lines += ["    relax.analysis.well_formed(mod)  # raises: the pass left an ill-formed module"]
+        return "\n".join(lines) + "\n"
+    if _LOCAL_FUNCTION.search(text):  # TVM requires LambdaLift before building local functions
+        lines.append("    mod = relax.transform.LambdaLift()(mod)")
+    lines.append(_build_line(config))
+    if not run:
+        return "\n".join(lines) + "\n"
+    dev = "tvm.cuda()" if config["target"].startswith("cuda") else "tvm.cpu()"
+    lines += input_lines(inputs)
+    lines += [f"vm = relax.VirtualMachine(ex, {dev})",
+              f"result = vm['main'](*[tvm.runtime.tensor(a, {dev}) for a in inputs])"]
+    if checks:
+        lines += ["outputs = flatten(result)", *checks]
+    return "\n".join(lines) + "\n"

@@ -76,8 +76,10 @@ class RelayDialect(Dialect):
         return run(executable, config, inputs)
 
     def render(self, module):
-        # constants print exactly in the metadata section (lower.constant keeps scalars there)
-        return module.astext(show_meta_data=True), []
+        # constants print exactly in the metadata section (lower.constant keeps scalars
+        # there), which the text leaves out: they travel as arrays
+        from .text import module_to_text
+        return module_to_text(module)
 
 
 DIALECT = RelayDialect()

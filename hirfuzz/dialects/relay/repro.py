@@ -1,7 +1,7 @@
 """Standalone reproducers for Relay findings: a script that needs only TVM 0.19 and numpy.
 
-The module travels as Relay text (`astext(show_meta_data=True)`, which `tvm.relay.fromtext`
-parses back; tensor constants are in its metadata section). The script parses it, runs
+The module travels as Relay text (text.py) with its tensor constants as NumPy arrays, which
+the script hands to `tvm.relay.parse` for the text's `meta[relay.Constant][k]`. It parses it, runs
 the pass sequence, builds it for the finding's executor, runs it and exits 1 while the
 bug is there. Writing it imports no TVM: it runs in the coordinator.
 """
@@ -14,7 +14,8 @@ import numpy as np
 from ...core.finding import Finding
 from ...core.graph import Graph
 from ...protocol import REPRO_MARK as MARK
-from ..reproducer import CHECK_RESULTS, USER_PASS, data_lines, docstring, source_of
+from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, array_code, check_lines, data_lines, docstring,
+                          flatten_lines, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
 
 _FLATTEN = '''
 
@@ -61,7 +62,7 @@ def main():
     try:
         pass_list = passes()
         stage = "lower"
-        mod = tvm.relay.fromtext(MODULE)
+        mod = tvm.relay.parse(MODULE, init_meta_table={{"relay.Constant": [relay.const(c) for c in _c]}} if _c else None)
         if VIOLATION is not None:
             mod = apply_violation(mod, VIOLATION, tvm_relay_op)
         stage = "well_formed"
@@ -146,8 +147,84 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
         why = (module_script or {}).get("error", "the worker printed no module")
         lines += ["", f"raise RuntimeError({('hirfuzz could not print this module: ' + why)!r})", ""]
     else:
-        lines += ["", f"MODULE = {_text_literal(module_script['script'])}", ""]
+        lines += ["", f"MODULE = {_text_literal(module_script['script'])}", "",
+                  "_c = [  # the module's tensor constants: meta[relay.Constant][k]",
+                  *[f"    {array_code(c)}," for c in module_script["consts"]], "]", ""]
     lines += _violation_lines(violation_plan)
     lines += data_lines(inputs, expected, rejection=violation_plan is not None)
     build = _BUILD_WITH_RELAY_BUILD if config["kind"] == "build" else _BUILD_WITH_CREATE_EXECUTOR
     return "\n".join(lines) + _FLATTEN + build + _MAIN + CHECK_RESULTS
+
+
+# --- the short reproducer a maintainer reads ---------------------------------------------------
+
+# each pass required by its context, so that none is skipped at the configured opt_level
+_REQUIRED_NAMES = [
+    "def names(p):  # a pass, the passes inside it and those it requires: run whatever the opt_level",
+    "    return [p.info.name, *map(str, p.info.required), *[n for q in getattr(p, 'passes', None) or [] for n in names(q)]]",
+    ""]
+
+
+def _pass_lines(steps: list[dict], opt_level: int) -> list[str]:
+    """How hirfuzz runs a sequence (passes.run_step): InferType, then each pass, required."""
+    if not steps:
+        return []
+    passes = ", ".join(pass_call(step, "relay.transform") for step in steps)
+    return [f"for p in [{passes}]:",
+            f"    with tvm.transform.PassContext(opt_level={opt_level}, required_pass=names(p)):",
+            "        mod = tvm.transform.Sequential([relay.transform.InferType(), p])(mod)"]
+
+
+def _run_lines(config: dict, inputs: list[np.ndarray], run: bool) -> list[str]:
+    """Build for the finding's executor, and run it on the inputs: `result` or `outputs`."""
+    opt, target = config["opt_level"], config["target"]
+    if config["kind"] != "build":
+        lines = [f"with tvm.transform.PassContext(opt_level={opt}):",
+                 f"    run = relay.create_executor({config['kind']!r}, mod=mod, device=tvm.cpu(), "
+                 f"target={target!r}).evaluate()"]
+        return lines + ([*input_lines(inputs), "result = run(*[tvm.nd.array(a) for a in inputs])"] if run else [])
+    lines = [f"with tvm.transform.PassContext(opt_level={opt}):", f"    lib = relay.build(mod, target={target!r})"]
+    if not run:
+        return lines
+    return lines + [*input_lines(inputs), "graph = graph_executor.GraphModule(lib['default'](tvm.cpu()))",
+                    "for p, a in zip(mod['main'].params, inputs):",
+                    "    if graph.get_input_index(p.name_hint) >= 0:  # an input the program never reads is dropped",
+                    "        graph.set_input(p.name_hint, a)",
+                    "graph.run()",
+                    "result = [graph.get_output(i) for i in range(graph.get_num_outputs())]"]
+
+
+def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: bool, expected: list | None,
+                 module_script: dict) -> str:
+    """repro.py: the module as Relay text with its constants, its inputs, the pass, build
+    and run lines, and the check; it raises (an exception, or an AssertionError for a wrong
+    result) while the bug is there. Nothing of hirfuzz's is in it."""
+    run = run and finding.stage not in BEFORE_RUN  # it fails before running: no inputs to show
+    steps = steps_to_show(finding, config.get("passes", []))
+    blamed = finding.extra.get("blamed_pass")
+    runs = blamed is None
+    checks = check_lines(finding, expected) if run and runs else []
+    lines = ["import numpy as np", "import tvm", "from tvm import relay",
+             *(["from tvm.contrib import graph_executor"] if config["kind"] == "build" and run and runs else []),
+             *user_pass_imports(steps), ""]
+    if blamed is not None:
+        lines += [source_of(HERE / "passes.py", "check_well_formed"), ""]
+    if steps:
+        lines += _REQUIRED_NAMES
+    if checks:
+        lines += flatten_lines("tvm.nd.NDArray")
+    lines.append(f"TEXT = {_text_literal(module_script['script'])}")
+    consts = module_script["consts"]
+    if consts:
+        lines += ["constants = [  # meta[relay.Constant][k]", *[f"    {array_code(c)}," for c in consts], "]",
+                  "mod = tvm.relay.parse(TEXT, init_meta_table={'relay.Constant': [relay.const(c) for c in constants]})"]
+    else:
+        lines.append("mod = tvm.relay.parse(TEXT)")
+    lines.append("mod = relay.transform.InferType()(mod)")
+    lines += _pass_lines(steps, config["opt_level"])
+    if not runs:
+        return "\n".join(lines + ["check_well_formed(mod)  # raises: the pass left an ill-formed module"]) + "\n"
+    lines += _run_lines(config, inputs, run)
+    if checks:
+        lines += ["outputs = flatten(result)", *checks]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,47 @@
+"""A Relay module as text a script can parse back, with its constants apart (runs in workers).
+
+`astext(show_meta_data=True)` appends the tensor constants as a metadata section (a JSON
+blob a reader cannot read). hirfuzz prints the program without it, keeps the constants as
+NumPy arrays, and the script hands them back to the parser in `init_meta_table`, where the
+program's `meta[relay.Constant][k]` finds them. The type comments the printer adds
+(`/* ty=... */`) are left out. The text is used only if it parses back to the same module;
+where it does not, the type comments stay, and failing that the metadata section.
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import tvm
+from tvm import relay
+
+_METADATA = "#[metadata]"
+_TYPE_COMMENT = re.compile(r" /\* ty=[^*]*\*/")
+
+
+def module_to_text(mod) -> tuple[str, list[np.ndarray]]:
+    """The program's text and its constants (in `meta[relay.Constant]` order); raises if no
+    spelling parses back to `mod`. Tried in turn: without the type comments, with them, and
+    the printer's whole text with its metadata section (which the parser reads too)."""
+    full = mod.astext(show_meta_data=True)
+    program, _, meta = full.partition(_METADATA)
+    consts = []
+    if meta.strip():
+        table = tvm.ir.load_json(meta.strip())
+        consts = [c.data.numpy() for c in table.get("relay.Constant", [])]
+    typed = relay.transform.InferType()(mod)
+    tries = [(_TYPE_COMMENT.sub("", program).strip() + "\n", consts), (program.strip() + "\n", consts), (full, [])]
+    for text, arrays in tries:
+        try:
+            tvm.ir.assert_structural_equal(typed, parse_text(text, arrays), map_free_vars=True)
+        except Exception as exc:  # noqa: BLE001 - the next spelling may round-trip
+            failure = exc
+            continue
+        return text, arrays
+    raise failure
+
+
+def parse_text(text: str, consts: list[np.ndarray]):
+    """The module a script gets from the text and constants (what its own lines do)."""
+    table = {"relay.Constant": [relay.const(c) for c in consts]} if consts else None
+    return relay.transform.InferType()(tvm.relay.parse(text, init_meta_table=table))
