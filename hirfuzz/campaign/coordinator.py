@@ -28,6 +28,7 @@ from .cross import compare_sides, ir_label, open_cross_side, settle
 from .judge import Judge, Oracle, Outcome, Status
 from .known import KnownFindings, load_known
 from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
+from .probe import Prober, direction_of
 from .reducer import PENDING, ReductionHost, Reductions
 from .report import campaign_report
 from .sandbox import Interpreter, Pool, Worker, WorkerError
@@ -78,6 +79,7 @@ class Settings:
     cross_python: str | None = None        # the interpreter holding its TVM (None: this one)
     cross_env: dict = field(default_factory=dict)
     known: str | None = None               # --known: a signature list or an earlier campaign's folder
+    direct: bool = True                    # steer generation to what the pinned passes' probe found
 
 
 @dataclass
@@ -167,6 +169,7 @@ class Campaign:
         self.last_checkpoint = self.last_summary = 0.0
         self.stopping = False
         self.bar = None
+        self.probes = []  # what probing the passes found (core.probe.PassProbe)
 
     @property
     def coverage(self):
@@ -254,6 +257,7 @@ class Campaign:
             raise HirfuzzError(str(exc)) from None
         try:
             self.check_installation()
+            self.probe_passes()
         except HirfuzzError:
             self.pool.close()
             raise
@@ -277,6 +281,12 @@ class Campaign:
         summary = self.write_summary()
         write_atomic(self.out / "report.md", campaign_report(self.out.path, summary))
         return summary
+
+    def probe_passes(self):
+        """Probe the passes to fuzz (campaign.probe); a pinned sequence's probe steers generation."""
+        self.probes = Prober(self).probes()
+        if self.s.pass_seq and self.s.direct:
+            self.maker.direction = direction_of(self.probes)
 
     def check_installation(self):
         """The workers' TVM can build for every target asked for, and is the TVM this

@@ -150,6 +150,21 @@ def _known_section(hits: dict | None) -> list[str]:
         "| {} | `{}` |".format(n, sig[:150].replace("|", "\\|")) for sig, n in hits.items()] + [""]
 
 
+def _probe_section(probe: dict | None) -> list[str]:
+    """What each probed pass acts on (campaign.probe), in words."""
+    if not probe or not probe.get("probed"):
+        return []
+    lines = ["## Pass probe", ""]
+    for p in probe["probed"]:
+        lines.append(f"Probed {', '.join(p['passes'])} on {p['programs']} small programs in {p['seconds']:.1f} s "
+                     f"(acted on {p['acted']}):")
+        lines += [""] + [f"- {said}" for said in p["says"]] + [""]
+    if probe.get("directed"):
+        lines += [f"Generation was steered to the {probe['sites_to_exercise']} probe sites the passes acted on "
+                  "(coverage criterion probe_site: those exercised).", ""]
+    return lines
+
+
 def campaign_report(out: Path, summary: dict) -> str:
     rows = _stats(out)
     lines = [
@@ -164,7 +179,8 @@ def campaign_report(out: Path, summary: dict) -> str:
         f"- hirfuzz's own share of wall time: {100 * summary['overhead_share']:.1f}%; "
         f"worker restarts {summary['worker_restarts']}",
         "",
-    ] + _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + [
+    ] + _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + \
+        _probe_section(summary.get("probe")) + [
         "## Findings",
         "",
     ]

@@ -52,6 +52,11 @@ class GraphBuilder:
         self.specs = specs
         self.rng = rng
         self.graph = Graph()
+        # pass probing and pass-directed generation (core.probe) pin what the next insertion
+        # takes: `form`, the form of its second input (a new leaf), and `anchor`, the tensor
+        # its first input must be; None leaves the choice to chance, as before
+        self.form = None
+        self.anchor: Ref | None = None
         self.by_dtype: dict[str, list[Ref]] = {}
         # tensors computed from constants alone: TVM folds them at build time, so one that
         # leaves an op's domain (a zero divisor) breaks the build, whatever the inputs
@@ -128,8 +133,11 @@ class GraphBuilder:
                 lo, hi = ispec.rank
                 base_ok = checker(ispec.name, False)
                 ok = lambda info: lo <= info.rank <= hi and base_ok(info)  # noqa: E731
-                ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None,
-                                                  traps and ispec.domain is not None), used)
+                if self.anchor is not None:
+                    ref = self._anchored(in_dtype, ok)
+                else:
+                    ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None,
+                                                      traps and ispec.domain is not None), used)
                 if ref is None:
                     ref = new_leaf(TensorType(tuple(E.rand_shape(rng, rng.integers(lo, hi + 1))), in_dtype), slot)
                 env[ispec.name] = TensorInfo.of(self._type(ref, pending))
@@ -141,12 +149,15 @@ class GraphBuilder:
             count = E.rand_int(rng, *ispec.variadic) if ispec.variadic else 1
             ok = checker(ispec.name, ispec.variadic is not None, ispec.shape)
             refs = []
+            formed = slot == 1 and self.form is not None and self.form.is_new_leaf
             for _ in range(count):
-                ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None,
-                                                  traps and ispec.domain is not None), used)
+                ref = None if formed else self._pick(self._candidates(in_dtype, ok, ispec.domain is not None,
+                                                                      traps and ispec.domain is not None), used)
                 if ref is None:
-                    shape = ispec.shape(env)
-                    ref = new_leaf(TensorType(tuple(int(d) for d in shape), in_dtype), slot)
+                    shape = tuple(int(d) for d in ispec.shape(env))
+                    if formed:
+                        shape = self.form.leaf_shape(shape, rng)
+                    ref = new_leaf(TensorType(shape, in_dtype), slot)
                 refs.append(ref)
                 used.append(ref)
             infos = [TensorInfo.of(self._type(r, pending)) for r in refs]
@@ -166,6 +177,13 @@ class GraphBuilder:
                 raise Rejected("input shape out of bounds")
             ins.leaves.append((tmp, t, slot_domain(spec, slot, env, t.dtype), slot))
         return ins
+
+    def _anchored(self, dtype: str, ok) -> Ref:
+        """The anchor as the first input, where it fits (its dtype, the spec's constraints)."""
+        t = self.graph.type_of(self.anchor)
+        if t.dtype != dtype or not ok(TensorInfo.of(t)):
+            raise Rejected("the anchor does not fit this op's first input")
+        return self.anchor
 
     def _draw_attrs(self, spec, env: dict, bound: set):
         for name, rule in spec.attrs.items():
@@ -194,9 +212,9 @@ class GraphBuilder:
 
     def commit(self, ins: Insertion) -> Node:
         remap = {}
-        for tmp, t, domain, _slot in ins.leaves:
+        for tmp, t, domain, slot in ins.leaves:
             nid = len(self.graph.nodes)
-            if self.rng.random() < P_CONST:
+            if self._leaf_is_constant(slot):
                 value = draw(self.rng, t, domain).tolist()
                 node = Node(nid, "const", [t], value=value)
                 self.const_derived.add(Ref(nid))
@@ -218,6 +236,11 @@ class GraphBuilder:
             if folded:
                 self.const_derived.add(Ref(node.id, i))
         return node
+
+    def _leaf_is_constant(self, slot: int) -> bool:
+        if self.form is None:
+            return self.rng.random() < P_CONST
+        return slot == 1 and self.form.is_constant
 
     def _offer(self, ref: Ref, t: TensorType):
         self.by_dtype.setdefault(t.dtype, []).append(ref)
@@ -262,8 +285,12 @@ class GenStats:
 
 def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Coverage,
                    guided: bool = True, ops: list[str] | None = None,
-                   dtypes: list[str] | None = None, stats: GenStats | None = None) -> Graph:
-    """A valid graph of `n_ops` operators; `coverage` is read and updated in place."""
+                   dtypes: list[str] | None = None, stats: GenStats | None = None, direction=None) -> Graph:
+    """A valid graph of `n_ops` operators; `coverage` is read and updated in place.
+
+    With a `direction` (core.probe.Direction: what a pass probe found), a share of the
+    insertions reproduce the probe sites the pass acted on, and the probe sites a graph
+    exercises count as coverage (probe_site)."""
     names = ops if ops is not None else specs.names()
     stats = stats if stats is not None else GenStats()
     builder = GraphBuilder(specs, rng)
@@ -271,6 +298,12 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
     placed = 0
     while placed < n_ops:
         stats.attempts += 1
+        if direction is not None and rng.random() < direction.p_insert:
+            added = direction.insert(builder, specs, rng)
+            placed += added
+            for node in builder.graph.operators[len(builder.graph.operators) - added:]:
+                coverage.add(direction.site_keys(builder.graph, node))
+            continue
         spec = specs.ops[names[int(rng.integers(len(names)))]]
         allowed = [d for d in spec.dtypes if dtypes is None or d in dtypes]
         if not allowed:
@@ -286,8 +319,10 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
             rejects += 1
             stats.rejected_no_coverage += 1
             continue
-        builder.commit(ins)
+        node = builder.commit(ins)
         coverage.add(keys)
+        if direction is not None:
+            coverage.add(direction.site_keys(builder.graph, node))
         placed += 1
         rejects = 0
     if not guided:
