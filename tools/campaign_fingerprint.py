@@ -53,7 +53,7 @@ CAMPAIGNS = {
                     pass_files=[str(PLANTED_PASSES)], mutations=0,
                     pass_seq="FoldConstant,PlantedChangeConstant,CanonicalizeBindings",
                     # its passes are probed, but generation is not steered by the probe: the
-                    # fingerprint guards the coordinator, and tests/relax/test_probe.py the steering
+                    # fingerprint guards the coordinator, and tests/relax/test_pass_probe.py the steering
                     direct=False),
 }
 PLANTED_CRASHES = "3:segfault"  # case 3's worker dies (HIRFUZZ_TEST_CRASH)

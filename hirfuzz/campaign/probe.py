@@ -33,7 +33,11 @@ if TYPE_CHECKING:
     from .coordinator import Campaign
 
 PROBE_FILE = "probe.json"
-BATCH = 150               # programs per worker request
+BATCH = 50                # programs per worker request
+DETAILED_BUDGET_S = 60.0  # seconds a pinned sequence's probe may take (Relax needs about 5-15)
+BUDGET_SHARE = 1 / 3      # of a --time budget, the most a probe may take
+OP_SHARE = 0.7            # of which the op programs may take this share (the fan-outs the rest)
+SAMPLE_BUDGET_S = 4.0     # seconds the sampled catalog passes' probes may take in all
 SAMPLED_PASSES = 2        # catalog passes probed when sequences are drawn
 MAX_PAIRS = 2000          # edges split out of the fan-outs a pass acted on
 RESULT_CHECKS = 16        # changed programs built and run to see whether results change
@@ -93,9 +97,13 @@ class Prober:
         return probes
 
     def probe(self, seq: list[dict], detailed: bool) -> PassProbe:
-        """One sequence: every op site (in every form when `detailed`), then the edges and
-        IR features, then whether a few changes alter results."""
+        """One sequence: the IR features, every op site (in every form when `detailed`),
+        then the edges, then whether a few changes alter results; within a time budget
+        (a slow TVM, Relay's, gets through a sample: op programs are probed in a random order)."""
         t0 = time.monotonic()
+        budget = DETAILED_BUDGET_S if detailed else SAMPLE_BUDGET_S / SAMPLED_PASSES
+        if self.c.s.time_s is not None:  # a short campaign keeps most of its time for fuzzing
+            budget = min(budget, self.c.s.time_s * BUDGET_SHARE)
         specs, dtypes = self.c.specs, self.c.s.dtypes
         config = make_config(self.c.info.baseline, self.c.s.targets[0], passes=seq,
                              opt_level=max(self.c.info.pass_opt_levels), dialect=self.c.s.dialect)
@@ -103,52 +111,61 @@ class Prober:
         if not detailed:
             programs = op_programs(specs, self.ops, self.rng, dtypes, forms=False)
             programs = [p for p in programs if p.site.dtype == specs.ops[p.site.op].dtypes[0]]
-            probe.results = self.run(programs, config)
+            done, probe.unprobed = self.run(self.shuffled(programs), config, t0 + budget)
+            probe.results = [r for _, r in done]
             probe.seconds = time.monotonic() - t0
             return probe
-        programs = op_programs(specs, self.ops, self.rng, dtypes)
-        programs += feature_programs(specs, self.ops, self.rng, self.lacking(), dtypes)
-        results = self.run(programs, config)
+        results, unprobed = self.run(feature_programs(specs, self.ops, self.rng, self.lacking(), dtypes), config,
+                                     t0 + budget)
+        done, left = self.run(self.shuffled(op_programs(specs, self.ops, self.rng, dtypes)), config,
+                              t0 + OP_SHARE * budget)
+        results, unprobed = results + done, unprobed + left
         # edges among the ops the pass left alone on their own: what else acts is a pair
-        alone = sorted(set(self.ops) - {r.site.op for r in results if r.site.kind is SiteKind.OP
+        alone = sorted(set(self.ops) - {r.site.op for _, r in results if r.site.kind is SiteKind.OP
                                          and r.strongest.acted})
-        fanouts = fanout_programs(specs, alone, self.rng, dtypes)
-        fanout_results = self.run(fanouts, config)
-        pairs = [pair for p, r in zip(fanouts, fanout_results) if r.strongest.acted
-                 for pair in pair_programs(specs, p, self.rng)][:MAX_PAIRS]
-        programs += fanouts + pairs
-        results += fanout_results + self.run(pairs, config)
-        self.check_results(programs, results, seq)
-        probe.results = results
+        fanouts, left = self.run(fanout_programs(specs, alone, self.rng, dtypes), config, t0 + budget)
+        pairs = [pair for program, r in fanouts if r.strongest.acted
+                 for pair in pair_programs(specs, program, self.rng)][:MAX_PAIRS]
+        done, more = self.run(pairs, config, t0 + budget)
+        results += fanouts + done
+        probe.unprobed = unprobed + left + more
+        self.check_results(results, seq)
+        probe.results = [r for _, r in results]
         probe.seconds = time.monotonic() - t0
-        self.c.say(f"probed {', '.join(probe.passes)} on {len(results)} programs in {probe.seconds:.1f} s: "
-                   f"acted on {sum(1 for r in results if r.strongest.acted)}")
+        skipped = f" ({probe.unprobed} left out for time)" if probe.unprobed else ""
+        self.c.say(f"probed {', '.join(probe.passes)} on {len(probe.results)} programs{skipped} in "
+                   f"{probe.seconds:.1f} s: acted on {sum(1 for r in probe.results if r.strongest.acted)}")
         return probe
+
+    def shuffled(self, programs: list[Program]) -> list[Program]:
+        return [programs[int(i)] for i in self.rng.permutation(len(programs))]
 
     def lacking(self) -> dict:
         return {k: v for k, v in self.c.info.plan_knobs.items() if not v}
 
     # --- the workers --------------------------------------------------------------------------
 
-    def run(self, programs: list[Program], config: dict) -> list[SiteResult]:
-        """Each program's outcome per pass, from batches spread over the idle workers."""
+    def run(self, programs: list[Program], config: dict, deadline: float) -> tuple[list, int]:
+        """(program, its SiteResult) for each program probed, from batches spread over the
+        idle workers, none sent after `deadline`; and how many were left out for time."""
         replies: dict[int, dict] = {}
         queue = [list(range(i, min(i + BATCH, len(programs)))) for i in range(0, len(programs), BATCH)]
         pool = self.c.pool
-        while queue or pool.in_flight():
+        while (queue and time.monotonic() < deadline) or pool.in_flight():
             for worker in pool.idle(self.c.s.dialect):
-                if not queue:
+                if not queue or time.monotonic() >= deadline:
                     break
                 batch = queue.pop(0)
                 request = {"kind": "probe", "config": config, "programs": [self.request(programs[i]) for i in batch]}
-                worker.submit(batch, request, self.c.s.timeout_s * max(1, len(batch) // 20))
+                worker.submit(batch, request, self.c.s.timeout_s * max(1, len(batch) // 10))
             for _worker, batch, answer in pool.wait(1.0):
                 if isinstance(answer, Death):
                     queue += self.split(batch, answer, replies, len(config["passes"]))
                     continue
                 replies.update(zip(batch, answer["results"]))
-        return [SiteResult(p.site, [Outcome(o) for o in replies[i]["outcomes"]], replies[i]["detail"])
-                for i, p in enumerate(programs)]
+        done = [(programs[i], SiteResult(programs[i].site, [Outcome(o) for o in r["outcomes"]], r["detail"]))
+                for i, r in sorted(replies.items())]
+        return done, len(programs) - len(done)
 
     @staticmethod
     def split(batch: list[int], death: Death, replies: dict, steps: int) -> list[list[int]]:
@@ -166,11 +183,11 @@ class Prober:
 
     # --- results ------------------------------------------------------------------------------
 
-    def check_results(self, programs: list[Program], results: list[SiteResult], seq: list[dict]):
+    def check_results(self, results: list[tuple[Program, SiteResult]], seq: list[dict]):
         """Build and run a few changed programs, one per pattern, baseline against the sequence:
         a pass-order finding there marks the site ALTERED (at the last pass that changed it)."""
         chosen, seen = [], set()
-        for program, result in zip(programs, results):
+        for program, result in results:
             pattern = (program.site.kind, program.site.op, program.site.parent, program.site.form)
             if result.strongest is Outcome.CHANGED and program.site.kind is not SiteKind.FANOUT \
                     and pattern not in seen and len(chosen) < RESULT_CHECKS:

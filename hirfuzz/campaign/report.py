@@ -156,8 +156,9 @@ def _probe_section(probe: dict | None) -> list[str]:
         return []
     lines = ["## Pass probe", ""]
     for p in probe["probed"]:
+        skipped = f"; {p['left_out_for_time']} more left out for time" if p.get("left_out_for_time") else ""
         lines.append(f"Probed {', '.join(p['passes'])} on {p['programs']} small programs in {p['seconds']:.1f} s "
-                     f"(acted on {p['acted']}):")
+                     f"(acted on {p['acted']}{skipped}):")
         lines += [""] + [f"- {said}" for said in p["says"]] + [""]
     if probe.get("directed"):
         lines += [f"Generation was steered to the {probe['sites_to_exercise']} probe sites the passes acted on "

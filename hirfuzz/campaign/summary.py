@@ -52,7 +52,7 @@ def summary(campaign: "Campaign") -> dict:
 def _probe_summary(campaign: "Campaign") -> dict:
     """What probing the passes found (probe.json has every site), and whether it steered."""
     passes = [{"passes": p.passes, "programs": len(p.results), "acted": sum(1 for r in p.results if r.strongest.acted),
-               "seconds": round(p.seconds, 2), "says": p.describe()} for p in campaign.probes]
+               "left_out_for_time": p.unprobed, "seconds": round(p.seconds, 2), "says": p.describe()} for p in campaign.probes]
     direction = campaign.maker.direction
     return {"probed": passes, "directed": direction is not None,
             "sites_to_exercise": len(direction.patterns) if direction is not None else 0}

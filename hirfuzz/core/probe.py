@@ -339,14 +339,16 @@ class PassProbe:
     passes: list[str]
     results: list[SiteResult] = field(default_factory=list)
     seconds: float = 0.0
+    unprobed: int = 0            # programs left out when the probe's time ran out
 
     def to_json(self) -> dict:
-        return {"passes": self.passes, "seconds": round(self.seconds, 3),
+        return {"passes": self.passes, "seconds": round(self.seconds, 3), "unprobed": self.unprobed,
                 "sites": [r.to_json() for r in self.results]}
 
     @staticmethod
     def from_json(d: dict) -> "PassProbe":
-        return PassProbe(list(d["passes"]), [SiteResult.from_json(r) for r in d["sites"]], d.get("seconds", 0.0))
+        return PassProbe(list(d["passes"]), [SiteResult.from_json(r) for r in d["sites"]], d.get("seconds", 0.0),
+                         d.get("unprobed", 0))
 
     def plain_twin_acted(self) -> set[int]:
         """Feature samples whose plain lowering the pass already acts on."""

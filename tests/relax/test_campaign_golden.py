@@ -9,7 +9,7 @@ oracle left it as it was. It was reprinted once since, when the shift ops' amoun
 widened to [0, bits-1] (two graphs drew other constant shift amounts; every status and
 finding stayed). Pass probing (campaign.probe) left it as it was: the strict campaign draws
 its sequences and is never steered, and the planted one pins its passes with direct=False
-(steering is tested in tests/relax/test_probe.py). A change meant to alter generation
+(steering is tested in tests/relax/test_pass_probe.py). A change meant to alter generation
 reprints it and says why. Two runs of the same code give
 the same fingerprint: the campaigns run with --jobs 1, so cases, reductions and hits come
 in one order, and the fingerprint leaves out times and worker figures. Finding signatures
