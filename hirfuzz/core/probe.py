@@ -272,7 +272,7 @@ def fanout_programs(specs, ops: list[str], rng, dtypes: list[str] | None = None)
         fed = [child for child in ops if out_dtype_fits(specs, child, builder, out) and
                _feed(builder, specs.ops[child], out)]
         if fed:
-            programs.append(Program(Site(SiteKind.FANOUT, "", builder.graph.type_of(out).dtype, parent=parent),
+            programs.append(Program(Site(SiteKind.FANOUT, "", builder.graph.operators[0].dtype, parent=parent),
                                     builder.graph))
     return programs
 
@@ -383,10 +383,11 @@ class PassProbe:
         lines = []
         for i, name in enumerate(self.passes):
             parts = []
-            for outcome, verb in ((Outcome.CHANGED, "rewrote"), (Outcome.ALTERED, "changed the results of"),
-                                  (Outcome.RAISED, "raised on"), (Outcome.ILL_FORMED, "left ill-formed")):
-                said = self._describe_sites([r for r in self.telling() if _outcome_at(r, i, len(self.passes))
-                                             is outcome])
+            for outcomes, verb in (((Outcome.CHANGED, Outcome.ALTERED), "rewrote"),
+                                   ((Outcome.ALTERED,), "and so changed the results of (one program per pattern "
+                                                        "built and run)"),
+                                   ((Outcome.RAISED,), "raised on"), ((Outcome.ILL_FORMED,), "left ill-formed")):
+                said = self._describe_sites([r for r in self.telling() if r.outcomes[i] in outcomes])
                 if said:
                     parts.append(f"{verb}: {said}")
             total = sum(1 for r in self.results if r.outcomes[i] is not Outcome.INVALID)
@@ -424,13 +425,6 @@ class PassProbe:
         common = set.intersection(*acted)
         telling = sorted(a for a in common if not any(a in other for other in left))
         return f" where {', '.join(f'{k}={v}' for k, v in telling)}" if telling else ""
-
-
-def _outcome_at(r: SiteResult, i: int, n: int) -> Outcome:
-    """The outcome a report gives pass i: an altered result goes to the last pass that changed it."""
-    if r.outcomes[i] is Outcome.CHANGED and Outcome.ALTERED in r.outcomes:
-        return Outcome.UNCHANGED
-    return r.outcomes[i]
 
 
 # --- direction -------------------------------------------------------------------------------
