@@ -57,3 +57,15 @@ def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over
     report = open(f["path"] + "/bug-report.md").read()
     assert "well_formed before PlantedUndefineVar: True" in report
     assert "well_formed after PlantedUndefineVar: False: free variable %" in report
+
+
+def test_a_relay_pass_is_probed_and_generation_steered_to_what_it_rewrites(tmp_path):
+    # the probe runs in TVM 0.19's workers: PlantedSwapOperands swaps subtract's operands
+    # where both have one type, and nothing else
+    s = planted_campaign(tmp_path, "PlantedSwapOperands", n=4)
+    [probed] = s["probe"]["probed"]
+    [said] = probed["says"]
+    assert said.startswith("PlantedSwapOperands rewrote: subtract with a variable in float32"), said
+    assert "broadcast" not in said and "scalar" not in said  # operands of two types are left alone
+    assert s["probe"]["directed"] and s["coverage"]["probe_site"] >= 1
+    assert any(f["message"].startswith("after PlantedSwapOperands():") for f in s["findings"]), s["findings"]
