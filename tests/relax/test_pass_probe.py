@@ -96,6 +96,17 @@ def test_a_campaign_drawing_sequences_probes_a_sample_and_is_not_steered(tmp_pat
     assert "## Pass probe" in (out / "report.md").read_text()
 
 
+def test_no_direct_probes_but_does_not_steer(tmp_path):
+    catalog, env = user_setup(tmp_path)
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--passes", catalog, "--pass-seq", "MaximumInt8", "--no-direct", "--iterations", 2, "--ops", 6,
+                       "--only-ops", "maximum,add,exp", "--out", out, "--no-progress", "--jobs", 1, env=env)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert "MaximumInt8 rewrote: maximum with" in summary["probe"]["probed"][0]["says"][0]
+    assert not summary["probe"]["directed"] and summary["coverage"]["probe_site"] == 0
+
+
 # each faulty pass (one pattern class of issue 14), and the cases a campaign is given to find it
 FAULTY_CAMPAIGNS = [
     pytest.param("SubtractScalarConst", 8, id="op-with-scalar-constant"),
