@@ -24,7 +24,7 @@ from ..core.generate import GenStats, Rejected, generate_graph
 from ..core.graph import Graph
 from ..core.inputs import choose_inputs
 from ..core.passes import draw_sequence
-from ..core.plan import Knobs, plan_lowering
+from ..core.plan import Knobs, LoweringPlan, plan_lowering
 from ..core.violations import draw_inputs as draw_violation_inputs, generate_violation, violation_plan
 from ..errors import HirfuzzError
 from ..protocol import encode_array, make_config
@@ -111,7 +111,12 @@ class CaseMaker:
         t_prepare = time.perf_counter()
         inputs = [chosen.values[n.id] for n in graph.variables]
         expected = [chosen.facts[r] for r in graph.results()]
-        lowering = lowering if lowering is not None else self.case_lowering(graph, index, direction)
+        if lowering is None:
+            lowering = self.case_lowering(graph, index, direction)
+            if self.direction is not None:  # directed or not, what it exercises of the probe counts
+                plan = lowering.get("plan")
+                used = LoweringPlan.from_json(plan).features_used() if plan else []
+                self.coverage.add(self.direction.exercised(graph, used))
         case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason, chosen.op,
                     configs=configs if configs is not None else self.case_configs(index, lowering),
                     lowering=lowering)

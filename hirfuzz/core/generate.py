@@ -289,8 +289,7 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
     """A valid graph of `n_ops` operators; `coverage` is read and updated in place.
 
     With a `direction` (core.probe.Direction: what a pass probe found), a share of the
-    insertions reproduce the probe sites the pass acted on, and the probe sites a graph
-    exercises count as coverage (probe_site)."""
+    insertions reproduce the probe sites the pass acted on."""
     names = ops if ops is not None else specs.names()
     stats = stats if stats is not None else GenStats()
     builder = GraphBuilder(specs, rng)
@@ -299,10 +298,7 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
     while placed < n_ops:
         stats.attempts += 1
         if direction is not None and rng.random() < direction.p_insert:
-            added = direction.insert(builder, specs, rng)
-            placed += added
-            for node in builder.graph.operators[len(builder.graph.operators) - added:]:
-                coverage.add(direction.site_keys(builder.graph, node))
+            placed += direction.insert(builder, specs, rng)
             continue
         spec = specs.ops[names[int(rng.integers(len(names)))]]
         allowed = [d for d in spec.dtypes if dtypes is None or d in dtypes]
@@ -319,10 +315,8 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
             rejects += 1
             stats.rejected_no_coverage += 1
             continue
-        node = builder.commit(ins)
+        builder.commit(ins)
         coverage.add(keys)
-        if direction is not None:
-            coverage.add(direction.site_keys(builder.graph, node))
         placed += 1
         rejects = 0
     if not guided:

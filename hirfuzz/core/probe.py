@@ -460,10 +460,14 @@ class Direction:
         w = np.array([w for _, w in self.graph_sites])
         return self.graph_sites[int(rng.choice(len(w), p=w / w.sum()))][0]
 
-    def site_keys(self, graph: Graph, node) -> list[tuple]:
-        """The probe sites a committed operator exercises (coverage's probe_site keys)."""
-        candidates = [op_site(graph, node)] + edge_sites(graph, node)
-        return [("probe_site", s.pattern) for s in candidates if s.pattern in self.patterns]
+    def exercised(self, graph: Graph, plan_features: list[str]) -> list[tuple]:
+        """The probe sites a case exercises, as coverage keys (probe_site): its operators'
+        op sites and edges, and the IR features its lowering plan uses."""
+        sites = [s for node in graph.operators for s in [op_site(graph, node)] + edge_sites(graph, node)]
+        features = probe_data()["features"]
+        sites += [Site(SiteKind.FEATURE, feature=name) for name in set(self.features)
+                  if set(features[name]["plan"]) & set(plan_features)]
+        return [("probe_site", s.pattern) for s in sites if s.pattern in self.patterns]
 
     def insert(self, builder: GraphBuilder, specs, rng) -> int:
         """Reproduce a drawn site in the graph being built; the operators added (0: none fit)."""

@@ -115,7 +115,8 @@ FAULTY_CAMPAIGNS = [
     pytest.param("AbsOfNegative", 12, id="op-pair", marks=pytest.mark.slow),
     pytest.param("SumKeepdims", 12, id="attribute-value", marks=pytest.mark.slow),
     pytest.param("RaiseOnIf", 12, id="ir-feature-if", marks=pytest.mark.slow),
-    pytest.param("RaiseOnSeveralFunctions", 12, id="several-functions", marks=pytest.mark.slow),
+    # 8: case 9 of this campaign is a program TVM takes about 100 s to build (seen; not this test's matter)
+    pytest.param("RaiseOnSeveralFunctions", 8, id="several-functions", marks=pytest.mark.slow),
 ]
 
 
