@@ -6,7 +6,9 @@ its variable form), for report.md alone. The programs go to the campaign's worke
 batches (a worker that dies on a batch has it split until the program that kills it is
 alone: that program "raised"); for a pinned sequence, the fan-out programs it acted on are
 split into their edges, and a few changed programs are built and run, baseline against
-the sequence, to see whether the change alters results.
+the sequence, to see whether the change alters results. A probe keeps to a time budget
+(DETAILED_BUDGET_S, at most a third of --time): a slow TVM (Relay: about 0.1 s a program)
+gets through a random sample of the op programs, and the report says how many were left.
 
 The probe map is saved as probe.json in --out, keyed on what decides it (the sequences,
 the ops, and the text of each user pass module): a resume reuses it, and a changed pass
@@ -22,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ..core.calls import call_records
 from ..core.passes import parse_sequence
 from ..core.probe import (Direction, Outcome, PassProbe, Program, SiteKind, SiteResult, fanout_programs,
                           feature_programs, op_programs, pair_programs)
@@ -177,7 +180,6 @@ class Prober:
         return []
 
     def request(self, program: Program) -> dict:
-        from ..core.calls import call_records
         return {"graph": program.graph.to_json(), "calls": call_records(program.graph, self.c.specs),
                 "plan": program.plan}
 
