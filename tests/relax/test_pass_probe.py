@@ -111,11 +111,12 @@ def test_no_direct_probes_but_does_not_steer(tmp_path):
 FAULTY_CAMPAIGNS = [
     pytest.param("SubtractScalarConst", 8, id="op-with-scalar-constant"),
     pytest.param("BroadcastAdd", 8, id="broadcast-shape"),
-    pytest.param("MaximumInt8", 12, id="dtype", marks=pytest.mark.slow),
+    # 5: case 5 of this campaign is a program TVM takes over a minute to build (a hang, not this test's matter)
+    pytest.param("MaximumInt8", 5, id="dtype", marks=pytest.mark.slow),
     pytest.param("AbsOfNegative", 12, id="op-pair", marks=pytest.mark.slow),
     pytest.param("SumKeepdims", 12, id="attribute-value", marks=pytest.mark.slow),
     pytest.param("RaiseOnIf", 12, id="ir-feature-if", marks=pytest.mark.slow),
-    # 8: case 9 of this campaign is a program TVM takes about 100 s to build (seen; not this test's matter)
+    # 8: likewise its case 9, about 100 s to build
     pytest.param("RaiseOnSeveralFunctions", 8, id="several-functions", marks=pytest.mark.slow),
 ]
 
