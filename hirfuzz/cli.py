@@ -77,6 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a pass catalog of your own (YAML, same form as passes.yaml) added to the built-in one")
     p.add_argument("--pass-seq", metavar="A,B,C", help="pin this pass sequence instead of drawing one per case")
     p.add_argument("--no-pass-fuzz", action="store_true", help="do not build cases after a drawn pass sequence")
+    p.add_argument("--no-direct", action="store_true",
+                   help="with --pass-seq: probe the passes, but do not steer generation to what they act on")
     p.add_argument("--no-features", action="store_true",
                    help="lower graphs plainly: no functions, closures or other Relax features")
     p.add_argument("--mutations", type=int, default=1, metavar="N",
@@ -230,7 +232,8 @@ def run(argv=None) -> int:
                         tvm_python=tvm_python, tvm_env=tvm_env,
                         cross_dialect=cross, cross_python=cross_python, cross_env=cross_env,
                         known=str(Path(args.known).absolute()) if args.known else None,
-                        ray=args.ray, tvm_managed=tvm_managed, cross_managed=cross_managed)
+                        ray=args.ray, tvm_managed=tvm_managed, cross_managed=cross_managed,
+                        direct=not args.no_direct)
     campaign = Campaign(settings, specs, progress=not args.no_progress)
     data = campaign.run()
     print(format_summary(data, args.out))

@@ -166,6 +166,42 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
     return reply
 
 
+def probe_programs(request: dict, dialect) -> dict:
+    """Apply a pass sequence, one pass at a time, to each of many small programs (a pass
+    probe: core.probe) without building them; never raises. Per program and pass, the
+    reply says "unchanged", "changed" (structurally), "raised" or "ill-formed" ("invalid":
+    the program did not lower; "not run": an earlier pass raised), and the first error.
+    Structural hashes are taken before and after each pass, so a pass that changes its
+    input in place (Relay's) is seen changing it."""
+    from .dialects.base import IllFormedAfterPass
+    config = request["config"]
+    steps = config["passes"]
+    results = []
+    for program in request["programs"]:
+        outcomes, detail = ["not run"] * len(steps), ""
+        try:
+            mod = dialect.lower(program)
+            dialect.check_well_formed(mod)
+        except Exception as exc:  # noqa: BLE001 - a program TVM refuses says nothing of the pass
+            dialect.take_diagnostics()
+            results.append({"outcomes": ["invalid"] * len(steps), "detail": f"{type(exc).__name__}: {exc}"[:300]})
+            continue
+        for i, step in enumerate(steps):
+            try:
+                before = _structural_hash(mod)
+                mod = dialect.apply_passes(mod, {**config, "passes": [step]})
+                outcomes[i] = "unchanged" if _structural_hash(mod) == before else "changed"
+            except IllFormedAfterPass as exc:
+                outcomes[i], detail = "ill-formed", f"{type(exc.cause).__name__}: {exc.cause}"[:300]
+                break
+            except Exception as exc:  # noqa: BLE001 - what the pass raised is what the probe records
+                outcomes[i], detail = "raised", f"{type(exc).__name__}: {exc}"[:300]
+                break
+        dialect.take_diagnostics()
+        results.append({"outcomes": outcomes, "detail": detail})
+    return {"status": "ok", "results": results}
+
+
 def render_case(request: dict, dialect) -> dict:
     """The text of the module a configuration builds (for reproducers); never raises."""
     from .protocol import encode_array, error_reply
@@ -312,6 +348,8 @@ def serve(dialect_name: str) -> int:
             _test_crash(request)  # test-only hooks: see campaign.cases._plant
         if request.get("kind") == "render":
             reply = render_case(request, dialect)
+        elif request.get("kind") == "probe":
+            reply = probe_programs(request, dialect)
         else:
             reply = execute_case(request, dialect, cache)
         # the worker's own time, and its decoding of the request: the rest of the round

@@ -24,7 +24,7 @@ from ..core.generate import GenStats, Rejected, generate_graph
 from ..core.graph import Graph
 from ..core.inputs import choose_inputs
 from ..core.passes import draw_sequence
-from ..core.plan import Knobs, plan_lowering
+from ..core.plan import Knobs, LoweringPlan, plan_lowering
 from ..core.violations import draw_inputs as draw_violation_inputs, generate_violation, violation_plan
 from ..errors import HirfuzzError
 from ..protocol import encode_array, make_config
@@ -57,6 +57,9 @@ class Case:
         return self.runnable and not self.out_of_domain
 
 
+P_UNDIRECTED = 0.25  # cases of a pass-directed campaign generated without direction
+
+
 class Stream(IntEnum):
     """A case's random streams besides the campaign's graph stream (values fixed: a seed
     must give the same campaign across versions)."""
@@ -64,6 +67,7 @@ class Stream(IntEnum):
     CONFIGS = 2     # the pass sequence and opt level drawn for the case
     PLAN = 3        # the lowering plan: functions, closures, IR features
     MUTATION = 4    # the mutators a worker applies
+    DIRECTION = 5   # whether a pass-directed campaign's case is directed (campaign.probe)
 
 
 class CaseMaker:
@@ -79,6 +83,9 @@ class CaseMaker:
         self.coverage = Coverage()
         self.gen_rng = np.random.default_rng(settings.seed)
         self.gen_stats = GenStats()
+        # what a pass probe steers generation to (core.probe.Direction), in pinned-pass
+        # campaigns; None: every case undirected
+        self.direction = None
 
     def restore(self, state: dict):
         """Go on from a checkpoint: its coverage, graph stream and generation statistics."""
@@ -91,9 +98,12 @@ class CaseMaker:
         if self.s.mode == "disruptive":
             return self.make_disruptive_case(index, graph, disruption)
         t0 = time.perf_counter()
+        direction = None
         if graph is None:
+            direction = self.case_direction(index)
             graph = generate_graph(self.specs, self.gen_rng, self.s.ops, self.coverage, guided=self.s.guided,
-                                   ops=self.s.only_ops, dtypes=self.s.dtypes, stats=self.gen_stats)
+                                   ops=self.s.only_ops, dtypes=self.s.dtypes, stats=self.gen_stats,
+                                   direction=direction)
         gen_ms = (time.perf_counter() - t0) * 1000
         t_inputs = time.perf_counter()
         # inputs have their own stream per case, so the graphs depend on the seed alone
@@ -101,7 +111,12 @@ class CaseMaker:
         t_prepare = time.perf_counter()
         inputs = [chosen.values[n.id] for n in graph.variables]
         expected = [chosen.facts[r] for r in graph.results()]
-        lowering = lowering if lowering is not None else self.case_lowering(graph, index)
+        if lowering is None:
+            lowering = self.case_lowering(graph, index, direction)
+            if self.direction is not None:  # directed or not, what it exercises of the probe counts
+                plan = lowering.get("plan")
+                used = LoweringPlan.from_json(plan).features_used() if plan else []
+                self.coverage.add(self.direction.exercised(graph, used))
         case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason, chosen.op,
                     configs=configs if configs is not None else self.case_configs(index, lowering),
                     lowering=lowering)
@@ -120,11 +135,20 @@ class CaseMaker:
         key = [self.s.seed, index] if stream is Stream.INPUTS else [self.s.seed, index, int(stream)]
         return np.random.default_rng(key)
 
-    def case_lowering(self, graph: Graph, index: int) -> dict:
+    def case_direction(self, index: int):
+        """The direction case `index` is generated under: a share of cases stay undirected,
+        so that what the probe did not see is still tried."""
+        if self.direction is None or self.case_rng(index, Stream.DIRECTION).random() < P_UNDIRECTED:
+            return None
+        return self.direction
+
+    def case_lowering(self, graph: Graph, index: int, direction=None) -> dict:
         """How the case is lowered (a plan of functions and features) and mutated (a seed)."""
         lowering = {}
         if self.s.features:
-            plan = plan_lowering(graph, self.case_rng(index, Stream.PLAN), Knobs(**self.info.plan_knobs))
+            rng = self.case_rng(index, Stream.PLAN)
+            knobs = direction.knobs(self.info.plan_knobs, rng) if direction else Knobs(**self.info.plan_knobs)
+            plan = plan_lowering(graph, rng, knobs)
             lowering["plan"] = plan.to_json()
         if self.s.mutations and self.info.mutators:
             lowering["mutation"] = {"seed": [self.s.seed, index, int(Stream.MUTATION)], "count": self.s.mutations}

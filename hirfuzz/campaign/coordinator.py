@@ -28,6 +28,7 @@ from .cross import compare_sides, ir_label, open_cross_side, settle
 from .judge import Judge, Oracle, Outcome, Status
 from .known import KnownFindings, load_known
 from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
+from .probe import Prober, direction_of
 from .reducer import PENDING, ReductionHost, Reductions, waiting_under
 from .report import campaign_report
 from .sandbox import Interpreter, Pool, Worker, WorkerError
@@ -81,6 +82,7 @@ class Settings:
     ray: str | None = None                 # --ray: the cluster's address ("local": start one here)
     tvm_managed: str | None = None         # the managed environment --tvm-python names, made on each Ray node
     cross_managed: str | None = None       # likewise for the second IR
+    direct: bool = True                    # steer generation to what the pinned passes' probe found
 
 
 @dataclass
@@ -167,6 +169,7 @@ class Campaign:
         self.last_checkpoint = self.last_summary = 0.0
         self.stopping = False
         self.bar = None
+        self.probes = []  # what probing the passes found (core.probe.PassProbe)
 
     @property
     def coverage(self):
@@ -256,6 +259,7 @@ class Campaign:
             raise HirfuzzError(str(exc)) from None
         try:
             self.check_installation()
+            self.probe_passes()
         except HirfuzzError:
             self.pool.close()
             raise
@@ -279,6 +283,12 @@ class Campaign:
         summary = self.write_summary()
         write_atomic(self.out / "report.md", campaign_report(self.out.path, summary))
         return summary
+
+    def probe_passes(self):
+        """Probe the passes to fuzz (campaign.probe); a pinned sequence's probe steers generation."""
+        self.probes = Prober(self).probes()
+        if self.s.pass_seq and self.s.direct:
+            self.maker.direction = direction_of(self.probes)
 
     def check_installation(self):
         """The workers' TVM can build for every target asked for, and is the TVM this

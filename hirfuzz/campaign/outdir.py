@@ -5,6 +5,7 @@
     coverage.json        coverage keys (written with each checkpoint)
     stats.jsonl          one line per judged case
     summary.json         the summary, rewritten every second
+    probe.json           the pass probe map (campaign.probe), reused on resume
     report.md            the human report
     pending/             new findings not yet reduced and checked (finished on resume)
     findings/            one folder per distinct, confirmed finding
@@ -35,9 +36,9 @@ FORMAT = 1
 FINDING_FOLDERS = ("findings", "unconfirmed", "spec-disagreements")
 # settings that decide which graphs a campaign generates: a resume must not change them
 FIXED_SETTINGS = ("mode", "seed", "ops", "targets", "guided", "only_ops", "dtypes", "spec_dir", "dialect",
-                  "cross_dialect")
+                  "cross_dialect", "direct")
 # what a campaign from before the setting existed used
-SETTING_DEFAULTS = {"dialect": "relax", "cross_dialect": None}
+SETTING_DEFAULTS = {"dialect": "relax", "cross_dialect": None, "direct": True}
 
 
 def write_atomic(path: Path, text: str):

@@ -356,6 +356,22 @@ def _report_title(f: dict) -> str:
     return first.removeprefix("### ")
 
 
+def _probe_section(probe: dict | None) -> list[str]:
+    """What each probed pass acts on (campaign.probe), in words."""
+    if not probe or not probe.get("probed"):
+        return []
+    lines = ["## Pass probe", ""]
+    for p in probe["probed"]:
+        skipped = f"; {p['left_out_for_time']} more left out for time" if p.get("left_out_for_time") else ""
+        lines.append(f"Probed {', '.join(p['passes'])} on {p['programs']} small programs in {p['seconds']:.1f} s "
+                     f"(acted on {p['acted']}{skipped}):")
+        lines += [""] + [f"- {said}" for said in p["says"]] + [""]
+    if probe.get("directed"):
+        lines += [f"Generation was steered to the {probe['sites_to_exercise']} probe sites the passes acted on "
+                  "(coverage criterion probe_site: those exercised).", ""]
+    return lines
+
+
 def campaign_report(out: Path, summary: dict) -> str:
     rows = _stats(out)
     lines = [
@@ -370,7 +386,8 @@ def campaign_report(out: Path, summary: dict) -> str:
         f"- hirfuzz's own share of wall time: {100 * summary['overhead_share']:.1f}%; "
         f"worker restarts {summary['worker_restarts']}",
         "",
-    ] + _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + [
+    ] + _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + \
+        _probe_section(summary.get("probe")) + [
         "## Findings",
         "",
     ]

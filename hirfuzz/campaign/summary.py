@@ -46,7 +46,17 @@ def summary(campaign: "Campaign") -> dict:
         "ir_features": dict(sorted(campaign.ir_features.items())),
         "mutators": dict(sorted(campaign.mutators_used.items())),
         "hirfuzz_bugs": [finding_row(f) for f in campaign.own_bugs.values()],
+        "probe": _probe_summary(campaign),
     }
+
+
+def _probe_summary(campaign: "Campaign") -> dict:
+    """What probing the passes found (probe.json has every site), and whether it steered."""
+    passes = [{"passes": p.passes, "programs": len(p.results), "acted": sum(1 for r in p.results if r.strongest.acted),
+               "left_out_for_time": p.unprobed, "seconds": round(p.seconds, 2), "says": p.describe()} for p in campaign.probes]
+    direction = campaign.maker.direction
+    return {"probed": passes, "directed": direction is not None,
+            "sites_to_exercise": len(direction.patterns) if direction is not None else 0}
 
 
 def _by_count(counts: dict) -> dict:

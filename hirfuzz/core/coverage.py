@@ -1,5 +1,7 @@
 """Generation coverage (HIRGen 3.1.3): op-dtype, op-shape, op-edge, and op-path (length 3);
-in disruptive mode also violation coverage: (op, violation kind, dtype, rank).
+in disruptive mode also violation coverage: (op, violation kind, dtype, rank); with a pass
+probe (core.probe), probe sites exercised: the patterns the probed pass acted on that
+generated graphs contain.
 
 Coverage lives across the graphs of a campaign: a graph is steered towards pairs and
 shapes that no earlier graph produced. Keys are plain tuples so that the sets save to JSON.
@@ -8,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-CRITERIA = ("op_dtype", "op_shape", "op_edge", "op_path", "violation")
+CRITERIA = ("op_dtype", "op_shape", "op_edge", "op_path", "violation", "probe_site")
 
 
 @dataclass

@@ -55,6 +55,11 @@ class GraphBuilder:
         self.specs = specs
         self.rng = rng
         self.graph = Graph()
+        # pass probing and pass-directed generation (core.probe) pin what the next insertion
+        # takes: `form`, the form of its second input (a new leaf), and `anchor`, the tensor
+        # its first input must be; None leaves the choice to chance, as before
+        self.form = None
+        self.anchor: Ref | None = None
         self.by_dtype: dict[str, list[Ref]] = {}
         # tensors computed from constants alone: TVM folds them at build time, so one that
         # leaves an op's domain (a zero divisor) breaks the build, whatever the inputs
@@ -159,9 +164,12 @@ class GraphBuilder:
                 lo, hi = ispec.rank
                 base_ok = checker(ispec.name, False)
                 ok = lambda info: lo <= info.rank <= hi and base_ok(info)  # noqa: E731
-                ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None,
-                                                  traps and ispec.domain is not None,
-                                                  domain_of(slot, ispec, in_dtype, False)), used)
+                if self.anchor is not None:
+                    ref = self._anchored(in_dtype, ok)
+                else:
+                    ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None,
+                                                      traps and ispec.domain is not None,
+                                                      domain_of(slot, ispec, in_dtype, False)), used)
                 if ref is None:
                     ref = new_leaf(TensorType(tuple(E.rand_shape(rng, rng.integers(lo, hi + 1))), in_dtype), slot)
                 env[ispec.name] = TensorInfo.of(self._type(ref, pending))
@@ -174,12 +182,16 @@ class GraphBuilder:
             ok = checker(ispec.name, ispec.variadic is not None, ispec.shape)
             meets = domain_of(slot, ispec, in_dtype, ispec.variadic is not None)
             refs = []
+            formed = slot == 1 and self.form is not None and self.form.is_new_leaf
             for _ in range(count):
-                ref = self._pick(self._candidates(in_dtype, ok, ispec.domain is not None,
-                                                  traps and ispec.domain is not None, meets), used)
+                ref = None if formed else self._pick(self._candidates(in_dtype, ok, ispec.domain is not None,
+                                                                      traps and ispec.domain is not None, meets),
+                                                     used)
                 if ref is None:
-                    shape = ispec.shape(env)
-                    ref = new_leaf(TensorType(tuple(int(d) for d in shape), in_dtype), slot)
+                    shape = tuple(int(d) for d in ispec.shape(env))
+                    if formed:
+                        shape = self.form.leaf_shape(shape, rng)
+                    ref = new_leaf(TensorType(shape, in_dtype), slot)
                 refs.append(ref)
                 used.append(ref)
             infos = [TensorInfo.of(self._type(r, pending)) for r in refs]
@@ -199,6 +211,13 @@ class GraphBuilder:
                 raise Rejected("input shape out of bounds")
             ins.leaves.append((tmp, t, slot_domain(spec, slot, env, t.dtype), slot))
         return ins
+
+    def _anchored(self, dtype: str, ok) -> Ref:
+        """The anchor as the first input, where it fits (its dtype, the spec's constraints)."""
+        t = self.graph.type_of(self.anchor)
+        if t.dtype != dtype or not ok(TensorInfo.of(t)):
+            raise Rejected("the anchor does not fit this op's first input")
+        return self.anchor
 
     def _draw_attrs(self, spec, env: dict, bound: set):
         for name, rule in spec.attrs.items():
@@ -231,8 +250,8 @@ class GraphBuilder:
         Inf or undefined (an integer overflow TVM leaves undefined)."""
         spec = self.specs.ops[ins.op]
         values = dict(self.witness)
-        for tmp, t, domain, _slot in ins.leaves:
-            ins.leaf_values[tmp] = (bool(self.rng.random() < P_CONST), draw(self.rng, t, domain))
+        for tmp, t, domain, slot in ins.leaves:
+            ins.leaf_values[tmp] = (self._leaf_is_constant(slot), draw(self.rng, t, domain))
             values[Ref(tmp)] = ins.leaf_values[tmp][1]
         for slot, item in enumerate(ins.inputs):
             for ref in item if isinstance(item, list) else [item]:
@@ -254,7 +273,10 @@ class GraphBuilder:
         ins.witness = outs
 
     def commit(self, ins: Insertion) -> Node:
-        """Add the insertion to the graph (after `extend_witness`)."""
+        """Add the insertion to the graph, extending the witness first if that was not done
+        (Rejected then, with the graph unchanged)."""
+        if not ins.witness:
+            self.extend_witness(ins)
         remap = {}
         for tmp, t, _domain, _slot in ins.leaves:
             nid = len(self.graph.nodes)
@@ -282,6 +304,11 @@ class GraphBuilder:
             if folded:
                 self.const_derived.add(Ref(node.id, i))
         return node
+
+    def _leaf_is_constant(self, slot: int) -> bool:
+        if self.form is None:
+            return bool(self.rng.random() < P_CONST)
+        return slot == 1 and self.form.is_constant
 
     def _offer(self, ref: Ref, t: TensorType):
         self.by_dtype.setdefault(t.dtype, []).append(ref)
@@ -335,8 +362,11 @@ class GenStats:
 
 def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Coverage,
                    guided: bool = True, ops: list[str] | None = None,
-                   dtypes: list[str] | None = None, stats: GenStats | None = None) -> Graph:
-    """A valid graph of `n_ops` operators; `coverage` is read and updated in place."""
+                   dtypes: list[str] | None = None, stats: GenStats | None = None, direction=None) -> Graph:
+    """A valid graph of `n_ops` operators; `coverage` is read and updated in place.
+
+    With a `direction` (core.probe.Direction: what a pass probe found), a share of the
+    insertions reproduce the probe sites the pass acted on."""
     names = ops if ops is not None else specs.names()
     stats = stats if stats is not None else GenStats()
     builder = GraphBuilder(specs, rng)
@@ -344,6 +374,9 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
     placed = 0
     while placed < n_ops:
         stats.attempts += 1
+        if direction is not None and rng.random() < direction.p_insert:
+            placed += direction.insert(builder, specs, rng)
+            continue
         spec = specs.ops[names[int(rng.integers(len(names)))]]
         allowed = [d for d in spec.dtypes if dtypes is None or d in dtypes]
         if not allowed:

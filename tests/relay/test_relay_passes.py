@@ -93,3 +93,15 @@ def test_fast_math_is_judged_within_its_approximation_with_no_false_alarm(tmp_pa
     assert s["findings"] == [] and s["unconfirmed"] == [] and s["compared_fully"] > 0, s
     stats = [json.loads(line) for line in (out / "stats.jsonl").read_text().splitlines()]
     assert all(r["status"] == "ok" for r in stats), [r["status"] for r in stats]
+
+
+def test_a_relay_pass_is_probed_and_generation_steered_to_what_it_rewrites(tmp_path):
+    # the probe runs in TVM 0.19's workers: PlantedSwapOperands swaps subtract's operands
+    # where both have one type, and nothing else
+    s = planted_campaign(tmp_path, "PlantedSwapOperands", n=4)
+    [probed] = s["probe"]["probed"]
+    [said] = probed["says"]
+    assert said.startswith("PlantedSwapOperands rewrote: subtract with a variable in float32"), said
+    assert "broadcast" not in said and "scalar" not in said  # operands of two types are left alone
+    assert s["probe"]["directed"] and s["coverage"]["probe_site"] >= 1
+    assert any(f["message"].startswith("after PlantedSwapOperands():") for f in s["findings"]), s["findings"]
