@@ -46,6 +46,7 @@ class Insertion:
     env: dict = field(default_factory=dict)    # what the spec's expressions saw: inputs' TensorInfo, attrs
     leaf_values: dict[int, tuple[bool, np.ndarray]] = field(default_factory=dict)  # tmp id -> (constant?, value)
     witness: list[np.ndarray] = field(default_factory=list)  # the op's results on the witness
+    overflows: bool = False        # its integer result on the witness is undefined (overflow)
 
 
 class GraphBuilder:
@@ -67,9 +68,13 @@ class GraphBuilder:
         # one value of every tensor under which every op input lies in its domain and every
         # result is finite and defined: the graph's witness that all its results can be
         # compared. An input with a domain takes only tensors whose witness meets it, and an
-        # insertion whose result the witness leaves NaN, Inf or undefined is turned down, so
+        # insertion whose result the witness leaves NaN or Inf is turned down, so
         # no strict graph holds acosh(tanh(x)), whose results below could never be compared.
         self.witness: dict[Ref, np.ndarray] = {}
+        # an integer overflow TVM leaves undefined does not turn an insertion down (uint32
+        # subtract would all but vanish: every element must not wrap), but a witness that
+        # overflows somewhere is no witness: the input search must find inputs on its own
+        self.witness_overflows = False
 
     # --- choosing inputs --------------------------------------------------------------------
 
@@ -246,8 +251,8 @@ class GraphBuilder:
 
     def extend_witness(self, ins: Insertion):
         """Draw the new leaves (constants' values, variables' witnesses) and compute the op's
-        result on the witness; Rejected if an input leaves its domain or a result is NaN,
-        Inf or undefined (an integer overflow TVM leaves undefined)."""
+        result on the witness; Rejected if an input leaves its domain, or a result is NaN or
+        Inf or the reference cannot compute it."""
         spec = self.specs.ops[ins.op]
         values = dict(self.witness)
         for tmp, t, domain, slot in ins.leaves:
@@ -268,9 +273,10 @@ class GraphBuilder:
             undefined = overflow_undefined(spec, ins.dtype, env)
         except Exception as exc:  # noqa: BLE001 - the reference cannot compute it on the witness
             raise Rejected(f"no result on the witness: {exc}") from None
-        if undefined or any(o.dtype.kind == "f" and not np.all(np.isfinite(o)) for o in outs):
-            raise Rejected("the result on the witness is NaN, Inf or undefined")
+        if any(o.dtype.kind == "f" and not np.all(np.isfinite(o)) for o in outs):
+            raise Rejected("the result on the witness is NaN or Inf")
         ins.witness = outs
+        ins.overflows = undefined
 
     def commit(self, ins: Insertion) -> Node:
         """Add the insertion to the graph, extending the witness first if that was not done
@@ -303,6 +309,7 @@ class GraphBuilder:
             self.witness[Ref(node.id, i)] = ins.witness[i]
             if folded:
                 self.const_derived.add(Ref(node.id, i))
+        self.witness_overflows |= ins.overflows
         return node
 
     def _leaf_is_constant(self, slot: int) -> bool:
@@ -404,7 +411,8 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
     if not guided:
         # the baseline still reports what it covered, to compare against guidance
         _record(builder.graph, coverage)
-    builder.graph.witness = {n.id: builder.witness[Ref(n.id)] for n in builder.graph.variables}
+    if not builder.witness_overflows:
+        builder.graph.witness = {n.id: builder.witness[Ref(n.id)] for n in builder.graph.variables}
     return builder.graph
 
 
