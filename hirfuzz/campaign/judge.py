@@ -37,6 +37,7 @@ class Status(Enum):
     POOR_DIAGNOSTIC = "poor-diagnostic"
     CRASH = "crash"
     SILENT_ACCEPTANCE = "silent-acceptance"
+    ACCEPTED_UNLISTED_DTYPE = "accepted-unlisted-dtype"   # counted, not a finding (violations.classify)
 
 
 class Oracle(str, Enum):
@@ -204,7 +205,7 @@ class Judge:
         v = case.disruption["violation"]
         cls, stage = classify_violation(answer, v)
         status = Status(cls)
-        if status is Status.CLEAN_REJECTION:
+        if status in (Status.CLEAN_REJECTION, Status.ACCEPTED_UNLISTED_DTYPE):
             return Outcome(status, stage)
         what = f"{v['kind']} on {v['op']} ({v['detail']})"
         if isinstance(answer, Death):

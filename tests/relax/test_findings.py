@@ -123,6 +123,27 @@ def test_a_hang_is_confirmed_on_cpu_time_not_on_a_slow_wall_clock(tmp_path):
     assert seen["asleep"].reproduced and seen["asleep"].observed == "hang"
 
 
+def test_a_silent_acceptance_that_crashes_when_run_again_still_reproduces(tmp_path):
+    """TVM left an invalid program unchecked (scatter_elements on axis -7 reads out of
+    bounds): run again, it may pass or die of a signal; both show the missing check. A
+    clean rejection does not."""
+    from hirfuzz.campaign.triage import check_reproducer
+    from hirfuzz.core.finding import Finding
+    from hirfuzz.protocol import REPRO_MARK as MARK
+    accepted = Finding(kind="silent-acceptance", oracle="disruptive", stage="run",
+                       signature="silent-acceptance|scatter_elements|attr-out-of-range", message="")
+    scripts = {"segv": "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n",
+               "ran": f"print('{MARK} accepted')\n",
+               "rejected": f"print('{MARK} stage=lower error=ValueError')\n"}
+    seen = {}
+    for name, text in scripts.items():
+        (tmp_path / f"{name}.py").write_text(text)
+        seen[name] = check_reproducer(tmp_path / f"{name}.py", accepted, timeout_s=20)
+    assert seen["segv"].reproduced and "SIGSEGV" in seen["segv"].observed
+    assert seen["ran"].reproduced
+    assert not seen["rejected"].reproduced
+
+
 # this "log" gives NaN on every input the search can draw (as a spec that forgot its
 # domain would): no draw keeps it in its domain
 UNMEETABLE = """
