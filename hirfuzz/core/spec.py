@@ -42,7 +42,9 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
   ``accepts`` lists conditions under which that dialect's TVM documents inputs and
   attributes as valid although the spec's constraints reject them (Relax's conv1d takes
   its kernel and channels from the weight; topk returns everything for k < 1), each with
-  the source saying so: disruptive mode never calls such a program a violation.
+  the source saying so: disruptive mode never calls such a program a violation. Its
+  ``optional_args`` counts the trailing call arguments that dialect's op may go without
+  (Relax's strided_slice without its strides): dropping one is no arity violation.
 
 Expressions are compiled once here by ``expr.compile_expr``; nothing is ever ``eval``-ed.
 """
@@ -70,7 +72,7 @@ _OP_KEYS = {"name", "relax", "inputs", "dtypes", "attrs", "solve", "constraints"
             "reference", "tolerance", "amplification", "overflow", "exact", "continuous", "may_trap", "call",
             "note", "dialects", "traits"}
 TRAITS = ("elementwise", "commutative", "associative")
-_DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note", "accepts"}
+_DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note", "accepts", "optional_args"}
 DIALECTS = ("relax", "relay")
 _INPUT_KEYS = {"name", "rank", "dtype", "shape", "domain", "variadic"}
 _OUTPUT_KEYS = {"shape", "shapes", "dtype"}
@@ -103,6 +105,7 @@ class Spelling:
     reference: E.Compiled | None = None         # None: the spec's
     note: str = ""
     accepts: tuple[E.Compiled, ...] = ()        # documented-valid cases the constraints reject
+    optional_args: int = 0                      # trailing call arguments the op may go without
 
 
 @dataclass
@@ -135,6 +138,7 @@ class OpSpec:
     dialect: str = "relax"                                        # the dialect resolved for
     spellings: dict[str, Spelling] = field(default_factory=dict)  # every dialect that has it
     accepts: tuple[E.Compiled, ...] = ()  # the dialect's documented-valid cases (Spelling.accepts)
+    optional_args: int = 0                # Spelling.optional_args
 
     def for_dialect(self, dialect: str) -> "OpSpec":
         """This op as `dialect` spells it (the dialect must have it)."""
@@ -142,7 +146,8 @@ class OpSpec:
         note = "; ".join(n for n in (self.base_note, sp.note) if n)
         return replace(self, dialect=dialect, dialect_op=sp.op, call_args=sp.call_args,
                        call_kwargs=sp.call_kwargs, dtypes=sp.dtypes or self.base_dtypes,
-                       reference=sp.reference or self.base_reference, note=note, accepts=sp.accepts)
+                       reference=sp.reference or self.base_reference, note=note, accepts=sp.accepts,
+                       optional_args=sp.optional_args)
 
     @property
     def multi_output(self) -> bool:
@@ -411,10 +416,14 @@ def _read_spelling(r: _Reader, fld: str, default_op: str, block, legacy: bool = 
     accepts = block.get("accepts", [])
     if not isinstance(accepts, list):
         r.fail(f"{fld}.accepts", "expected a list of conditions")
+    optional_args = block.get("optional_args", 0)
+    if isinstance(optional_args, bool) or not isinstance(optional_args, int) or optional_args < 0:
+        r.fail(f"{fld}.optional_args", f"expected a count >= 0, got {optional_args!r}")
     return Spelling(op=op, call_args=call_args, call_kwargs=call_kwargs,
                     dtypes=tuple(dtypes) if dtypes else None, reference=reference,
                     note=str(block.get("note", "")),
-                    accepts=tuple(r.expr(f"{fld}.accepts[{i}]", a) for i, a in enumerate(accepts)))
+                    accepts=tuple(r.expr(f"{fld}.accepts[{i}]", a) for i, a in enumerate(accepts)),
+                    optional_args=optional_args)
 
 
 def _read_spellings(r: _Reader, entry: dict) -> dict[str, Spelling]:
