@@ -46,7 +46,7 @@ class Insertion:
     env: dict = field(default_factory=dict)    # what the spec's expressions saw: inputs' TensorInfo, attrs
     leaf_values: dict[int, tuple[bool, np.ndarray]] = field(default_factory=dict)  # tmp id -> (constant?, value)
     witness: list[np.ndarray] = field(default_factory=list)  # the op's results on the witness
-    overflows: bool = False        # its integer result on the witness is undefined (overflow)
+    breaks_witness: bool = False   # kept although the witness fails it (an overflow, or forced)
 
 
 class GraphBuilder:
@@ -72,9 +72,10 @@ class GraphBuilder:
         # no strict graph holds acosh(tanh(x)), whose results below could never be compared.
         self.witness: dict[Ref, np.ndarray] = {}
         # an integer overflow TVM leaves undefined does not turn an insertion down (uint32
-        # subtract would all but vanish: every element must not wrap), but a witness that
-        # overflows somewhere is no witness: the input search must find inputs on its own
-        self.witness_overflows = False
+        # subtract would all but vanish: every element must not wrap), nor does anything once
+        # the generator has been turned down too often (a spec whose reference never
+        # computes); a witness broken so is no witness: the input search is on its own
+        self.witness_clean = True
 
     # --- choosing inputs --------------------------------------------------------------------
 
@@ -249,10 +250,11 @@ class GraphBuilder:
                 raise Rejected(f"output shape {t.shape} out of bounds")
         return outs
 
-    def extend_witness(self, ins: Insertion):
+    def extend_witness(self, ins: Insertion, force: bool = False):
         """Draw the new leaves (constants' values, variables' witnesses) and compute the op's
         result on the witness; Rejected if an input leaves its domain, or a result is NaN or
-        Inf or the reference cannot compute it."""
+        Inf or the reference cannot compute it. With `force`, such an insertion is kept and
+        breaks the witness instead."""
         spec = self.specs.ops[ins.op]
         values = dict(self.witness)
         for tmp, t, domain, slot in ins.leaves:
@@ -265,18 +267,24 @@ class GraphBuilder:
                 except E.ExprError:
                     domain = None
                 if not _within(values[ref], domain):
-                    raise Rejected(f"input {slot}'s witness leaves its domain")
+                    self._witness_fails(ins, force, f"input {slot}'s witness leaves its domain")
         node = Node(-1, "op", ins.outputs, op=ins.op, dtype=ins.dtype, inputs=ins.inputs, attrs=ins.attrs)
         try:
             env = op_env(spec, node, self.graph, values)
             outs = run_op(spec, node, env)
-            undefined = overflow_undefined(spec, ins.dtype, env)
+            ins.breaks_witness |= overflow_undefined(spec, ins.dtype, env)
         except Exception as exc:  # noqa: BLE001 - the reference cannot compute it on the witness
-            raise Rejected(f"no result on the witness: {exc}") from None
+            self._witness_fails(ins, force, f"no result on the witness: {exc}")
+            outs = [np.zeros(t.shape, dtype=t.dtype) for t in ins.outputs]
         if any(o.dtype.kind == "f" and not np.all(np.isfinite(o)) for o in outs):
-            raise Rejected("the result on the witness is NaN or Inf")
+            self._witness_fails(ins, force, "the result on the witness is NaN or Inf")
         ins.witness = outs
-        ins.overflows = undefined
+
+    @staticmethod
+    def _witness_fails(ins: Insertion, force: bool, why: str):
+        if not force:
+            raise Rejected(why)
+        ins.breaks_witness = True
 
     def commit(self, ins: Insertion) -> Node:
         """Add the insertion to the graph, extending the witness first if that was not done
@@ -309,7 +317,7 @@ class GraphBuilder:
             self.witness[Ref(node.id, i)] = ins.witness[i]
             if folded:
                 self.const_derived.add(Ref(node.id, i))
-        self.witness_overflows |= ins.overflows
+        self.witness_clean &= not ins.breaks_witness
         return node
 
     def _leaf_is_constant(self, slot: int) -> bool:
@@ -377,7 +385,7 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
     names = ops if ops is not None else specs.names()
     stats = stats if stats is not None else GenStats()
     builder = GraphBuilder(specs, rng)
-    rejects = 0
+    rejects = witness_rejects = 0
     placed = 0
     while placed < n_ops:
         stats.attempts += 1
@@ -400,10 +408,13 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
             stats.rejected_no_coverage += 1
             continue
         try:
-            builder.extend_witness(ins)
+            # turned down MAX_REJECTS times in a row, the next insertion is kept regardless
+            builder.extend_witness(ins, force=witness_rejects >= MAX_REJECTS)
         except Rejected:
             stats.rejected_invalid += 1
+            witness_rejects += 1
             continue
+        witness_rejects = 0
         builder.commit(ins)
         coverage.add(keys)
         placed += 1
@@ -411,7 +422,7 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
     if not guided:
         # the baseline still reports what it covered, to compare against guidance
         _record(builder.graph, coverage)
-    if not builder.witness_overflows:
+    if builder.witness_clean:
         builder.graph.witness = {n.id: builder.witness[Ref(n.id)] for n in builder.graph.variables}
     return builder.graph
 
