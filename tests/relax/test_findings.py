@@ -159,15 +159,20 @@ ops:
 """
 
 
-def test_summary_counts_cases_compared_fully_and_ops_whose_domain_was_not_met(tmp_path):
+def test_the_generator_avoids_an_op_whose_domain_no_input_meets_and_counts_it_when_forced(tmp_path):
+    # beside abs, no graph holds this log (its witness is NaN): every case is compared in full
     out, summary = campaign(tmp_path, plant(tmp_path, UNMEETABLE), n=6, ops=1)
-    unmet = summary["domain_unmet"]
-    assert set(unmet) == {"log"} and 0 < unmet["log"] < 6
-    # every case either kept each op in its domain and was compared in full, or met sqrt
-    assert summary["compared_fully"] + unmet["log"] == summary["cases"] == 6
+    assert summary["domain_unmet"] == {} and summary["compared_fully"] == summary["cases"] == 6
+    # alone, the generator must place it in the end: the case is counted, never compared
+    forced = tmp_path / "forced"
+    proc = run_hirfuzz("--specs", tmp_path / "specs", "--iterations", 3, "--ops", 1, "--out", forced,
+                       "--no-progress", "--only-ops", "log")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((forced / "summary.json").read_text())
+    assert summary["domain_unmet"] == {"log": 3} and summary["compared_fully"] == 0
     assert summary["findings"] == []
-    report = (out / "report.md").read_text()
-    assert f"{summary['compared_fully']} with every result" in report and "| log | " in report
+    report = (forced / "report.md").read_text()
+    assert "0 with every result" in report and "| log | " in report
 
 
 def test_known_findings_of_an_earlier_campaign_are_counted_not_filed_again(tmp_path):

@@ -97,7 +97,8 @@ def test_planted_constant_change_is_found_with_minimal_sequence(tmp_path):
     assert s["unconfirmed"] == []  # its reproducer fails alone, importing the user's pass
     # the short script a maintainer reads, and hirfuzz's harness beside it, fail alike alone
     repro, report = check_maintainer_files(f, PLANTED.parent)
-    assert "@I.ir_module" in repro and "change_constant()" in repro and "np.testing.assert_allclose" in repro
+    assert "@I.ir_module" in repro and "change_constant()" in repro
+    assert "np.testing.assert_allclose" in repro or "np.testing.assert_array_equal" in repro  # exact results exactly
     assert report.splitlines()[0].startswith("### [Bug][Relax] PlantedChangeConstant: wrong result for ")
     assert "- well_formed before and after every pass: True" in report
     assert f["triage"]["class"] == "wrong result" and f["triage"]["component"] == "pass"
