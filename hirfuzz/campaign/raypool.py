@@ -412,6 +412,8 @@ class RayPool(PoolBase):
 
     def _collect(self, slot: RaySlot, ready: set):
         case = slot.case
+        # a pass probe's batch of programs is no case: nodes.cases counts cases' answers
+        is_case = slot.request.get("kind") != "probe"
         if slot.ref not in ready:
             if time.monotonic() >= slot.deadline:
                 self._lose(slot)
@@ -421,7 +423,8 @@ class RayPool(PoolBase):
         except self.lost_errors:
             self._lose(slot)
             return None
-        self.cases_by_node[slot.node] += 1
+        if is_case:
+            self.cases_by_node[slot.node] += 1
         return slot, case, answer
 
     def _take_start(self, slot: RaySlot):
