@@ -17,7 +17,7 @@ import numpy as np
 from . import expr as E
 from .coverage import Coverage
 from .graph import Graph, Node, Ref, TensorType
-from .inputs import declared_domain, draw, slot_domain
+from .inputs import declared_domain, draw, not_finite, slot_domain, within
 from .reference import TensorInfo, op_env, overflow_undefined, run_op
 from .solve import solve
 
@@ -97,7 +97,7 @@ class GraphBuilder:
         cands = []
         for r in pool:
             info = TensorInfo.of(self.graph.type_of(r))
-            if ok(info) and (domain_of is None or _within(self.witness.get(r), domain_of(info))):
+            if ok(info) and (domain_of is None or _witness_within(self.witness.get(r), domain_of(info))):
                 cands.append(r)
         return cands
 
@@ -266,7 +266,7 @@ class GraphBuilder:
                     domain = declared_domain(spec, slot, ins.env, values[ref].dtype.name)
                 except E.ExprError:
                     domain = None
-                if not _within(values[ref], domain):
+                if not within(values[ref], domain):
                     self._witness_fails(ins, force, f"input {slot}'s witness leaves its domain")
         node = Node(-1, "op", ins.outputs, op=ins.op, dtype=ins.dtype, inputs=ins.inputs, attrs=ins.attrs)
         try:
@@ -276,7 +276,7 @@ class GraphBuilder:
         except Exception as exc:  # noqa: BLE001 - the reference cannot compute it on the witness
             self._witness_fails(ins, force, f"no result on the witness: {exc}")
             outs = [np.zeros(t.shape, dtype=t.dtype) for t in ins.outputs]
-        if any(o.dtype.kind == "f" and not np.all(np.isfinite(o)) for o in outs):
+        if any(not_finite(o) for o in outs):
             self._witness_fails(ins, force, "the result on the witness is NaN or Inf")
         ins.witness = outs
 
@@ -348,13 +348,10 @@ class GraphBuilder:
         return coverage.new_keys(ins.op, ins.dtype, shapes, parents, pairs)
 
 
-def _within(value: np.ndarray | None, domain: tuple[float, float] | None) -> bool:
-    """Whether every element lies in `domain` (None: anything; booleans and empty tensors
-    have no domain to leave, as `inputs.find_violations` sees them). A tensor with no
-    witness (a graph read back from JSON) is taken on trust."""
-    if value is None or domain is None or value.dtype.kind == "b" or value.size == 0:
-        return True
-    return bool(value.min() >= domain[0] and value.max() <= domain[1])
+def _witness_within(value: np.ndarray | None, domain: tuple[float, float] | None) -> bool:
+    """`inputs.within` for a tensor's witness; a tensor with none (a graph read back from
+    JSON, as a disruptive case's valid part) is taken on trust."""
+    return value is None or within(value, domain)
 
 
 def _plain(value):

@@ -415,7 +415,7 @@ def find_violations(graph: Graph, specs, facts: dict[Ref, TensorFacts]) -> Viola
         if problem is None and any(facts[Ref(node.id, i)].failed for i in range(len(node.outputs))):
             problem = (f"node {node.id} ({node.op}) has no defined result: the reference cannot compute it, "
                        "or its integer result overflows (undefined in TVM)")
-        if problem is None and any(_not_finite(facts[Ref(node.id, i)].value) for i in range(len(node.outputs))):
+        if problem is None and any(not_finite(facts[Ref(node.id, i)].value) for i in range(len(node.outputs))):
             problem = f"node {node.id} ({node.op}) produces NaN or Inf"
         if problem is None:
             continue
@@ -427,8 +427,16 @@ def find_violations(graph: Graph, specs, facts: dict[Ref, TensorFacts]) -> Viola
     return Violations(tainted, trap, first, first_node, first_slot)
 
 
-def _not_finite(v: np.ndarray) -> bool:
+def not_finite(v: np.ndarray) -> bool:
     return v.dtype.kind == "f" and not np.all(np.isfinite(v))
+
+
+def within(value: np.ndarray, domain: tuple[float, float] | None) -> bool:
+    """Whether every element lies in `domain` (None: anything); booleans and empty tensors
+    have no domain to leave."""
+    if domain is None or value.dtype.kind == "b" or value.size == 0:
+        return True
+    return bool(value.min() >= domain[0] and value.max() <= domain[1])
 
 
 def _input_outside_domain(spec, node, graph, facts) -> tuple[int | None, str | None]:
@@ -437,12 +445,10 @@ def _input_outside_domain(spec, node, graph, facts) -> tuple[int | None, str | N
         for ref in item if isinstance(item, list) else [item]:
             value = facts[ref].value
             if value.dtype.kind == "b" or value.size == 0:
-                continue
+                continue   # no domain to leave (and none to evaluate for bool)
             declared = declared_domain(spec, slot, env, value.dtype.name)
-            if declared is None:
-                continue
-            lo, hi = declared
-            if value.min() < lo or value.max() > hi:
+            if not within(value, declared):
+                lo, hi = declared
                 return slot, f"input {slot} of node {node.id} ({node.op}) leaves [{lo}, {hi}]"
     return None, None
 
