@@ -44,3 +44,15 @@ def run_hirfuzz(*args, timeout=600, env=None):
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([sys.executable, "-m", "hirfuzz", *map(str, args)], capture_output=True,
                           text=True, timeout=timeout, env=env, cwd=ROOT)
+
+
+def the_one_ill_formed_finding(summary: dict, signature: str, message_part: str) -> dict:
+    """A campaign whose planted pass leaves an ill-formed module files one finding, blamed
+    on that pass (stage ill_formed_after_pass), confirmed by its reproducer alone."""
+    assert len(summary["findings"]) == 1, summary["findings"]  # one root cause, one finding
+    f = summary["findings"][0]
+    assert (f["kind"], f["oracle"], f["stage"]) == ("crash", "pass-order", "ill_formed_after_pass"), f
+    assert f["signature"] == signature
+    assert message_part in f["message"], f["message"]
+    assert summary["unconfirmed"] == []  # the reproducer alone fails the same way
+    return f

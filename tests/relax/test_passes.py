@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import tvm.relax.transform as relax_transform
 
-from conftest import ROOT, run_hirfuzz
+from conftest import ROOT, run_hirfuzz, the_one_ill_formed_finding
 from reproducer_rules import check_maintainer_files, final_error, run_alone
 from hirfuzz.campaign.triage import check_finding_scripts
 from hirfuzz.core.finding import Finding
@@ -147,12 +147,8 @@ def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over
     # passes it on and the build crashes on it (an InternalError at codegen): without a check
     # after each pass, the build would be blamed, under one signature per variable name
     s = planted_campaign(tmp_path, "PlantedUndefineVar,CanonicalizeBindings", n=4)
-    assert len(s["findings"]) == 1, s["findings"]  # one root cause, one finding
-    f = s["findings"][0]
-    assert (f["kind"], f["oracle"], f["stage"]) == ("crash", "pass-order", "ill_formed_after_pass"), f
-    assert f["signature"] == "pass-order|ill-formed|PlantedUndefineVar|Var ? is not defined."
-    assert "PlantedUndefineVar left an ill-formed module: ValueError: Var " in f["message"]
-    assert s["unconfirmed"] == []  # the reproducer alone fails the same way
+    f = the_one_ill_formed_finding(s, "pass-order|ill-formed|PlantedUndefineVar|Var ? is not defined.",
+                                   "PlantedUndefineVar left an ill-formed module: ValueError: Var ")
     # hirfuzz's harness checks every pass's output too, and says well_formed before and after
     repro = subprocess.run([sys.executable, os.path.join(f["path"], "check.py")], capture_output=True, text=True,
                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(PLANTED.parent)})

@@ -4,7 +4,7 @@ import json
 import os
 from pathlib import Path
 
-from conftest import ROOT
+from conftest import ROOT, the_one_ill_formed_finding
 from relay_env import relay_interpreter
 from reproducer_rules import check_maintainer_files, final_error, run_alone
 from test_relay_campaign import relay_campaign
@@ -66,12 +66,8 @@ def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over
     # PlantedUndefineVar leaves a free variable in a global function; without a check after
     # each pass, the next step's InferType (or the build) would fail on it and be blamed
     s = planted_campaign(tmp_path, "PlantedUndefineVar,SimplifyExpr,DeadCodeElimination", n=4)
-    assert len(s["findings"]) == 1, s["findings"]  # one root cause, one finding
-    f = s["findings"][0]
-    assert (f["kind"], f["oracle"], f["stage"]) == ("crash", "pass-order", "ill_formed_after_pass"), f
-    assert f["signature"] == "pass-order|ill-formed|PlantedUndefineVar|free variable ? in global function ?"
-    assert "PlantedUndefineVar left an ill-formed module: ValueError: free variable %" in f["message"]
-    assert s["unconfirmed"] == []  # the reproducer alone fails the same way
+    f = the_one_ill_formed_finding(s, "pass-order|ill-formed|PlantedUndefineVar|free variable ? in global function ?",
+                                   "PlantedUndefineVar left an ill-formed module: ValueError: free variable %")
     report = open(f["path"] + "/bug-report.md").read()
     assert "well_formed before PlantedUndefineVar: True" in report
     assert "well_formed after PlantedUndefineVar: False: free variable %" in report
