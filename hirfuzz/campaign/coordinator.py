@@ -136,7 +136,8 @@ class Campaign:
         self.resumed = state is not None
         self.counters = Counters()
         self.next_index = 0
-        self.queue: list[Case] = []
+        self.queue: list[Case] = []  # resumed: generated before a kill, never judged
+        self.ahead: list[Case] = []  # made while the workers were busy, for the next idle one
         self.disruptive: dict[str, dict[str, int]] = {}  # class -> stage -> count
         self.aliases: dict[str, str] = {}  # pass-order signatures -> their minimal sequence's
         self.ir_features: dict[str, int] = {}
@@ -164,6 +165,7 @@ class Campaign:
         self.pool = make_pool(settings, self.out / "workers")
         self.in_flight: dict[int, Case] = {}
         self._waits: dict[int, float] = {}  # case -> seconds it waited for a worker (campaign.timings)
+        self._made_at: dict[int, float] = {}  # case made ahead -> when
         self.answers: dict[int, dict[str, object]] = {}  # case -> its answers so far, by IR
         self.started = time.monotonic()
         self.last_checkpoint = self.last_summary = 0.0
@@ -217,7 +219,7 @@ class Campaign:
             self.checkpoint()
 
     def checkpoint(self):
-        pending = sorted(list(self.in_flight.values()) + self.queue, key=lambda c: c.index)
+        pending = sorted(list(self.in_flight.values()) + self.queue + self.ahead, key=lambda c: c.index)
         counters = asdict(self.counters)
         counters["elapsed_s"] = self.elapsed()
         state = {"next_index": self.next_index, "rng": self.maker.gen_rng.bit_generator.state,
@@ -230,15 +232,32 @@ class Campaign:
         return self.counters.elapsed_s + (time.monotonic() - self.started)
 
     def next_case(self) -> Case | None:
+        """The case for the next idle worker: a resumed one, the one made ahead, or a new one."""
         if self.queue:
             return self.with_cross_half(self.queue.pop(0))
-        if self.stopping or self.out_of_budget():
+        if self.stopping or self.time_up():
+            return None
+        if self.ahead:
+            return self.ahead.pop(0)
+        return self.make_next_case()
+
+    def make_next_case(self) -> Case | None:
+        if self.iterations_done():
             return None
         t0 = time.perf_counter()
         case = self.with_cross_half(self.maker.make_case(self.next_index))
         self.counters.gen_s += time.perf_counter() - t0
+        self._made_at[case.index] = time.monotonic()
         self.next_index += 1
         return case
+
+    def make_ahead(self):
+        """Make the next case while the workers build, so that the next worker to answer
+        starts it at once instead of waiting for generation and the input search."""
+        if not self.ahead and not self.stopping and not self.out_of_budget():
+            case = self.make_next_case()
+            if case is not None:
+                self.ahead.append(case)
 
     def with_cross_half(self, case: Case) -> Case:
         if self.cross is not None:
@@ -246,8 +265,12 @@ class Campaign:
         return case
 
     def out_of_budget(self) -> bool:
-        if self.s.iterations is not None and self.next_index >= self.s.iterations:
-            return True
+        return self.iterations_done() or self.time_up()
+
+    def iterations_done(self) -> bool:
+        return self.s.iterations is not None and self.next_index >= self.s.iterations
+
+    def time_up(self) -> bool:
         return self.s.time_s is not None and time.monotonic() - self.started >= self.s.time_s
 
     # --- the loop -------------------------------------------------------------------------
@@ -310,23 +333,13 @@ class Campaign:
 
     def step(self) -> bool:
         """Lend workers to reductions, hand out cases, judge answers; False once all is done."""
-        fuzzing = not self.stopping and (bool(self.queue) or not self.out_of_budget())
-        # reductions borrow idle workers: some while fuzzing goes on, all once it is over
-        self.reductions.lend(self.pool, max(1, self.pool.jobs // 2) if fuzzing else self.pool.jobs)
-        while (workers := self.idle_workers()) is not None:
-            case = self.next_case()
-            if case is None:
-                break
-            self._waits[case.index] = time.monotonic()
-            self.in_flight[case.index] = case
-            self._waits[case.index] = time.monotonic() - self._waits[case.index]  # ~0: made for an idle worker
-            for worker, half in zip(workers, [case, case.cross]):
-                worker.submit(case, half.request, self.s.timeout_s)
+        self.dispatch()
         if not self.pool.in_flight():
             if not self.reductions.active() and (self.stopping or not self.reductions.queue):
                 return False
             self.reductions.wait(1.0)
             return True
+        answered = []
         # a reduction that ends frees a worker: look again soon
         for worker, case, answer in self.pool.wait(0.25 if self.reductions.active() else 1.0):
             answers = self.answers.setdefault(case.index, {})
@@ -335,9 +348,36 @@ class Campaign:
                 continue  # the other IR's half is still running
             del self.answers[case.index]
             self.in_flight.pop(case.index, None)
+            answered.append((case, answers))
+        # the workers that answered start their next case before their answers are judged:
+        # judging and making the next case take the coordinator tens of milliseconds a
+        # case, which a worker would otherwise spend idle
+        self.dispatch()
+        for case, answers in answered:
             self.judge(case, answers[self.s.dialect], answers.get(self.s.cross_dialect))
             self._tick()
+        self.make_ahead()
         return True
+
+    def dispatch(self):
+        """Reductions borrow idle workers (some while fuzzing goes on, all once it is over);
+        the other idle workers get cases."""
+        self.reductions.lend(self.pool, max(1, self.pool.jobs // 2) if self.fuzzing() else self.pool.jobs)
+        while (workers := self.idle_workers()) is not None:
+            case = self.next_case()
+            if case is None:
+                break
+            now = time.monotonic()
+            self._waits[case.index] = now - self._made_at.pop(case.index, now)
+            self.in_flight[case.index] = case
+            for worker, half in zip(workers, [case, case.cross]):
+                worker.submit(case, half.request, self.s.timeout_s)
+
+    def fuzzing(self) -> bool:
+        """Whether cases are still to be handed out (what next_case would give)."""
+        if self.stopping:
+            return False
+        return bool(self.queue) or not self.time_up() and (bool(self.ahead) or not self.iterations_done())
 
     def idle_workers(self) -> list[Worker] | None:
         """An idle worker for each IR of the campaign (a case runs in all at once), or None."""
