@@ -68,7 +68,7 @@ def test_a_documented_valid_program_builds_and_runs_on_relax(what, specs, relax_
 
 
 def promoted(a: np.ndarray, b: np.ndarray) -> str:
-    """The dtype TIR's BinaryOpMatchTypes casts two operands to (src/tir/op/op.cc,
+    """The dtype TIR's BinaryOpMatchTypes casts two operands to (src/tirx/op/op.cc,
     PromoteBinaryOpType): the float one (the wider of two), a bool gives way, the wider
     integer, and of an int and a uint of one width the uint."""
     x, y = a.dtype, b.dtype
