@@ -525,8 +525,10 @@ def einsum_shape(subscripts, shapes) -> list:
     return [sizes[c] for c in out]
 
 
-def einsum_consistent(subscripts, shapes) -> bool:
-    """Whether operand shapes fit `subscripts`: right ranks, one size per letter."""
+def einsum_consistent(subscripts, shapes, broadcast=False) -> bool:
+    """Whether operand shapes fit `subscripts`: right ranks, one size per letter. With
+    `broadcast`, a letter's size may also be 1 where another operand's is not (numpy's
+    einsum and TVM's topi.einsum, GetBroadcastedExtent, broadcast it)."""
     operands = subscripts.split("->")[0].split(",")
     if len(operands) != len(shapes):
         return False
@@ -536,8 +538,12 @@ def einsum_consistent(subscripts, shapes) -> bool:
         if len(letters) != len(shape):
             return False
         for c, d in zip(letters, shape):
-            if sizes.setdefault(c, d) != d:
+            known = sizes.setdefault(c, d)
+            if known == d:
+                continue
+            if not (broadcast and 1 in (known, d)):
                 return False
+            sizes[c] = max(known, d)
     return True
 
 

@@ -42,7 +42,9 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
   ``accepts`` lists conditions under which that dialect's TVM documents inputs and
   attributes as valid although the spec's constraints reject them (Relax's conv1d takes
   its kernel and channels from the weight; topk returns everything for k < 1), each with
-  the source saying so: disruptive mode never calls such a program a violation. Its
+  the source saying so: disruptive mode never calls such a program a violation. The
+  conditions see each input's ``dtype`` and judge dtype mismatches too (Relax compares two
+  dtypes promoted), so one about shapes alone says its inputs' dtypes are equal. Its
   ``optional_args`` counts the trailing call arguments that dialect's op may go without
   (Relax's strided_slice without its strides): dropping one is no arity violation.
 

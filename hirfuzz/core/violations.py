@@ -4,7 +4,8 @@ A case is a valid graph (possibly empty) plus one `Violation`: an operator appli
 tensors that break one of its spec's constraints:
 
     dtype-unsupported   an input dtype the op does not accept
-    dtype-mismatch      two inputs whose dtypes differ, each accepted on its own
+    dtype-mismatch      two inputs whose dtypes differ, each accepted on its own (not a pair
+                        the dialect documents as valid: its `accepts`)
     shape-incompatible  a later input whose shape breaks a constraint (broadcast, matmul...)
     rank-wrong          an anchor of a rank outside the spec's range
     attr-out-of-range   an attribute value that breaks the spec's rules (axis beyond rank,
@@ -145,12 +146,7 @@ class ViolationBuilder:
         inputs = self._materialise(ins)
         attrs = dict(ins.attrs)
         if kind == "dtype-mismatch":
-            slots = [s for s, i in enumerate(spec.inputs) if i.dtype is None and s > 0]
-            slot = slots[int(rng.integers(len(slots)))]
-            other = [d for d in spec.dtypes if d != dtype]
-            new = other[int(rng.integers(len(other)))]
-            inputs[slot] = self._retyped(inputs[slot], dtype=new)
-            return Violation(kind, spec.name, dtype, inputs, attrs, f"input {slot} is {new}, the others {dtype}")
+            return self._break_dtype(spec, dtype, inputs, attrs)
         if kind == "shape-incompatible":
             return self._break_shape(spec, dtype, inputs, attrs)
         if kind == "rank-wrong":
@@ -221,6 +217,27 @@ class ViolationBuilder:
             except (E.ExprError, TypeError, ValueError, IndexError, ZeroDivisionError):
                 continue  # a condition that cannot be evaluated (a stride of 0) does not hold
         return False
+
+    def _break_dtype(self, spec, dtype, inputs, attrs) -> Violation:
+        """A later input retyped to another of the op's dtypes, unless the dialect's TVM
+        documents that pair as valid (comparisons promote their operands, full_like casts
+        its fill value): such a dtype is passed over, and an op with none left is rejected."""
+        rng = self.rng
+        slots = [s for s, i in enumerate(spec.inputs) if i.dtype is None and s > 0]
+        slot = slots[int(rng.integers(len(slots)))]
+        env = self._env(spec, dtype, inputs, attrs)
+        name, info = spec.inputs[slot].name, env[spec.inputs[slot].name]
+        candidates = [d for d in spec.dtypes if d != dtype]
+        while candidates:
+            new = candidates.pop(int(rng.integers(len(candidates))))
+            env[name] = ([TensorInfo(i.shape, new) for i in info] if isinstance(info, list)
+                         else TensorInfo(info.shape, new))
+            if self._documented_valid(spec, env):
+                continue
+            inputs[slot] = self._retyped(inputs[slot], dtype=new)
+            return Violation("dtype-mismatch", spec.name, dtype, inputs, attrs,
+                             f"input {slot} is {new}, the others {dtype}")
+        raise Rejected(f"every other dtype of input {slot} is documented valid")
 
     def _break_shape(self, spec, dtype, inputs, attrs) -> Violation:
         rng = self.rng

@@ -125,3 +125,80 @@ def test_scatter_elements_indices_smaller_off_the_axis_are_never_a_violation(dia
             onnx_valid = (len(indices) == rank and updates == indices and -rank <= axis < rank
                           and all(indices[i] <= data[i] for i in range(rank) if i != axis % rank))
             assert not onnx_valid, (kind, v.detail, data, indices, v.attrs)
+
+
+def dtypes(graph, v) -> list:
+    return [graph.type_of(ref[0] if isinstance(ref, list) else ref).dtype for ref in v.inputs]
+
+
+@pytest.mark.parametrize("op", ["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"])
+def test_a_relax_comparison_of_two_dtypes_is_never_a_violation(op, dialect_specs):
+    # Relax compares any two dtypes, promoted (InferStructInfoBroadcastCMP, BinaryOpMatchTypes);
+    # Relay rejects the pair in type inference, so there it is still broken
+    dialect, specs = dialect_specs
+    if dialect == "relax":
+        with pytest.raises(AssertionError, match="no dtype-mismatch violation"):
+            violations(specs, op, "dtype-mismatch", draws=20)
+        return
+    assert all(len(set(dtypes(graph, v))) == 2 for v, graph in violations(specs, op, "dtype-mismatch"))
+
+
+@pytest.mark.parametrize("op", ["bitwise_and", "bitwise_or", "bitwise_xor"])
+def test_a_relax_bitwise_op_breaks_dtypes_but_never_with_a_bool_right_operand(op, dialect_specs):
+    # Relax exempts a bool operand from the same-dtype check, and an integer left operand with
+    # a bool right one computes in the integer's dtype, as declared: documented valid. A bool
+    # left operand (declared bool, returned as the integer) stays a violation
+    dialect, specs = dialect_specs
+    pairs = [tuple(dtypes(graph, v)) for v, graph in violations(specs, op, "dtype-mismatch", draws=120)]
+    int_bool = [p for p in pairs if p[0] != "bool" and p[1] == "bool"]
+    assert bool(int_bool) == (dialect == "relay"), pairs
+    assert any(p[0] == "bool" for p in pairs) and any("bool" not in p for p in pairs), pairs
+
+
+def test_full_like_with_a_fill_value_of_another_dtype_is_never_a_violation(dialect_specs):
+    # both docstrings: the result takes x's (or the given) dtype, the scalar fill is cast to it
+    _, specs = dialect_specs
+    with pytest.raises(AssertionError, match="no dtype-mismatch violation"):
+        violations(specs, "full_like", "dtype-mismatch", draws=20)
+    for v, graph in violations(specs, "full_like", "shape-incompatible"):
+        assert shape(graph, v.inputs[1]) != [], v.detail  # a fill value that is no scalar still is
+
+
+def test_a_relax_prelu_slope_of_length_1_or_a_narrower_float_is_never_a_violation(dialect_specs):
+    # topi's prelu (Relax) broadcasts a slope of length 1 and widens a narrower float slope;
+    # Relay's type relation wants the slope's dtype and length to match x's
+    dialect, specs = dialect_specs
+    narrower, length_1 = [], []
+    for v, graph in violations(specs, "nn.prelu", "dtype-mismatch"):
+        x, alpha = dtypes(graph, v)
+        narrower.append(E.dtype_bits(alpha) < E.dtype_bits(x))
+    for v, graph in violations(specs, "nn.prelu", "shape-incompatible", draws=200):
+        x, alpha = shape(graph, v.inputs[0]), shape(graph, v.inputs[1])
+        length_1.append(alpha == [1] and len(x) > v.attrs["axis"])
+    assert any(narrower) == any(length_1) == (dialect == "relay"), (narrower, length_1)
+    assert not all(narrower), "a wider slope (a failed build in Relax) is still drawn"
+
+
+def test_an_einsum_operand_of_broadcastable_sizes_is_never_a_violation(dialect_specs):
+    # topi's einsum (both dialects): numpy's semantics, a letter of size 1 broadcasts
+    _, specs = dialect_specs
+    for v, graph in violations(specs, "einsum", "shape-incompatible"):
+        shapes = [shape(graph, ref) for ref in v.inputs]
+        assert not E.einsum_consistent(v.attrs["subscripts"], shapes, broadcast=True), (v.detail, shapes)
+
+
+def test_einsum_consistent_broadcasts_a_size_of_1_only_when_asked():
+    assert E.einsum_consistent("ij,ij->i", [[1, 5], [5, 5]], broadcast=True)
+    assert not E.einsum_consistent("ij,ij->i", [[1, 5], [5, 5]])
+    assert not E.einsum_consistent("ij,ij->i", [[2, 5], [5, 5]], broadcast=True)
+    assert E.einsum_consistent("ij,jk->ik", [[2, 1], [3, 4]], broadcast=True)
+
+
+@pytest.mark.parametrize("op", ["nn.dense", "nn.batch_matmul"])
+def test_a_relay_mixed_precision_product_is_never_a_dtype_violation(op):
+    # Relay's dense and batch_matmul docstrings: out_dtype is "for mixed precision"; topi casts
+    # both operands to it (data's dtype when not given), whatever their dtypes
+    specs = load_specs(dialect="relay")
+    with pytest.raises(AssertionError, match="no dtype-mismatch violation"):
+        violations(specs, op, "dtype-mismatch", draws=20)
+    assert violations(specs, op, "shape-incompatible")  # its shapes are still broken
