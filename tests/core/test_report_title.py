@@ -181,3 +181,41 @@ def test_the_actual_line_keeps_the_error_whole_less_its_clutter():
     assert said == "InternalError: Check failed: (tensor) is false: Expected TensorType, but got R.Callable(...)"
     assert readable_error('ValueError: GlobalVar I.GlobalVar("f1") is not defined.') == \
         'ValueError: GlobalVar I.GlobalVar("f1") is not defined.'
+
+
+def _graph_of(op: str, dtype: str) -> Graph:
+    graph = Graph()
+    graph.add(Node(0, "var", [TensorType((2,), dtype)]))
+    graph.add(Node(1, "op", [TensorType((2,), dtype)], op=op, dtype=dtype, inputs=[Ref(0)]))
+    return graph
+
+
+CONFIG = {"name": "vm", "target": "llvm", "passes": [], "exec_mode": "bytecode", "pipeline": "default", "opt_level": 3}
+# one finding per situation the table above lacks, as the judge words their messages
+SITUATIONS = [
+    ({"kind": "hang", "oracle": "crash", "stage": "worker", "message": "timed out after 60 s",
+      "extra": {"signal": "timeout"}}, Situation.HANG, "[Bug][Relax] cumsum (uint32): the build or run does not finish"),
+    ({"kind": "hang", "oracle": "pass-order", "stage": "worker", "message": "after FoldConstant(): timed out after 60 s",
+      "extra": {"signal": "timeout", "passes": "FoldConstant()", "pass_names": ["FoldConstant"]}},
+     Situation.HANG_AFTER_PASSES, "[Bug][Relax] FoldConstant makes the build or run of cumsum (uint32) hang"),
+    ({"kind": "crash", "oracle": "crash", "stage": "worker", "message": "killed by SIGSEGV",
+      "extra": {"signal": "SIGSEGV"}}, Situation.CRASH, "[Bug][Relax] cumsum (uint32) crashes TVM (SIGSEGV)"),
+    ({"kind": "wrong-result", "oracle": "reference", "stage": "run",
+      "message": "result 0 (cumsum:uint32) differs from the NumPy reference: 1 of 2 elements differ",
+      "extra": {"config": CONFIG}}, Situation.WRONG_RESULT, "[Bug][Relax] cumsum (uint32) computes a wrong result"),
+    ({"kind": "wrong-result", "oracle": "executor", "stage": "run",
+      "message": "result 0 (cumsum:uint32) differs from the NumPy reference under vm on llvm (opt_level 3, default "
+                 "pipeline): 1 of 2 elements differ", "extra": {"config": CONFIG}},
+     Situation.WRONG_RESULT_ELSEWHERE, "[Bug][Relax] cumsum (uint32) computes a wrong result under vm on llvm"),
+]
+
+
+@pytest.mark.parametrize("finding, expected_situation, said", SITUATIONS, ids=[s.value for _, s, _ in SITUATIONS])
+def test_every_situation_has_its_own_words(finding, expected_situation, said):
+    assert situation(finding) is expected_situation
+    assert title(finding, _graph_of("cumsum", "uint32"), dialect_info("relax")) == said
+
+
+def test_the_tests_meet_every_situation():
+    met = {situation(row["finding"]) for row in TABLE} | {s for _, s, _ in SITUATIONS}
+    assert met == set(Situation), set(Situation) - met
