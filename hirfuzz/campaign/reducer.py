@@ -286,7 +286,8 @@ class Reduction:
         if folder == "findings" and self.s.verify:
             folder, outcome = self.verify(job, finding, files)
         files["bug-report.md"] = bug_report(finding.to_json(), files[REPRO], outcome, host.installation(),
-                                            describe_config(case.configs[-1]), host.info, case.graph)
+                                            describe_config(case.configs[-1]), host.info, case.graph,
+                                            (case.lowering or {}).get("plan"))
         host.file_finding(folder, finding, files)
 
     def merged_into_known(self, job: Job, passes: list) -> bool:

@@ -11,77 +11,7 @@ import sys
 from pathlib import Path
 
 from ..protocol import REPRO_MARK
-
-TITLE_WIDTH = 100
-
-
-def shorten(text: str, width: int = TITLE_WIDTH) -> str:
-    """`text` on one line in at most `width` characters, cut between words, never inside one."""
-    text = " ".join(text.split())
-    if len(text) <= width:
-        return text
-    cut = text[:width - 4]
-    cut = cut[:cut.rfind(" ")] if " " in cut else cut
-    return cut.rstrip(" ,:;(") + " ..."
-
-
-_RESULT = re.compile(r"result \d+ \(([^:()]+):(\w+)\)")
-_AFTER = re.compile(r"^after .*?\): ")
-
-
-def _ops_of(graph) -> str:
-    """The reduced program's operators, as a title names them: "sum (float32), add (int8)"."""
-    if graph is None:
-        return ""
-    seen = list(dict.fromkeys(f"{n.op} ({n.dtype})" for n in graph.operators))
-    return ", ".join(seen[:3]) + (f" and {len(seen) - 3} more" if len(seen) > 3 else "")
-
-
-def _error(finding: dict) -> str:
-    """The finding's error line, without the sequence that led there or the configuration."""
-    message = _AFTER.sub("", finding["message"])
-    return message.split(" under ", 1)[0] if finding["kind"] != "wrong-result" else message
-
-
-def _subject(finding: dict, graph) -> str:
-    """What a title is about: the pass to blame, or the reduced program's operators."""
-    names = finding.get("extra", {}).get("pass_names")
-    blamed = finding.get("extra", {}).get("blamed_pass")
-    if blamed:
-        return blamed
-    if names:  # the pass that raised, or the sequence after which the build or result fails
-        return names[-1] if finding["stage"] == "passes" else ", ".join(names)
-    violation = finding.get("extra", {}).get("violation")
-    if violation:
-        return violation["op"]
-    return _ops_of(graph) or finding["stage"]
-
-
-def _problem(finding: dict, graph, info) -> str:
-    kind, stage, extra = finding["kind"], finding["stage"], finding.get("extra", {})
-    if stage == "ill_formed_after_pass":
-        return "leaves an ill-formed module: " + _error(finding).split(": ", 2)[-1]
-    if extra.get("violation"):
-        v = extra["violation"]
-        if kind == "silent-acceptance":
-            return f"accepts {v['kind'].replace('_', ' ')} ({v['detail']})"
-        return f"{kind.replace('-', ' ')} on {v['kind'].replace('_', ' ')}: {_error(finding)}"
-    if kind == "wrong-result":
-        match = _RESULT.search(finding["message"])
-        where = f" for {match.group(1)} ({match.group(2)})" if match else ""
-        return f"wrong result{where}"
-    if kind == "hang":
-        return "build or run does not finish"
-    if stage == "passes":
-        return f"raises {_error(finding)}" + (f" on {_ops_of(graph)}" if graph is not None else "")
-    verb = {"build": "build fails", "run": "run fails", "worker": "crashes"}.get(stage, f"{stage} fails")
-    return f"{verb}: {_error(finding)}"
-
-
-def title(finding: dict, graph, info) -> str:
-    """`[Bug][Relax] Pass: what it does wrong`, from the reduced program, at most 100 characters."""
-    return shorten(f"[Bug][{info.name.capitalize()}] {_subject(finding, graph)}: {_problem(finding, graph, info)}")
-
+from .titles import METADATA_NOTE, collapse_dumps, message_error, shorten, split_exception, title
 
 def _expected(finding: dict, info) -> str:
     kind, stage, extra = finding["kind"], finding["stage"], finding.get("extra", {})
@@ -103,8 +33,19 @@ def _expected(finding: dict, info) -> str:
 def _actual(finding: dict, outcome) -> str:
     if finding["kind"] == "wrong-result":
         return (finding.get("detail") or finding["message"]).splitlines()[0]
+    if finding["kind"] == "silent-acceptance":
+        return "TVM builds and runs the program without an error."
     said = _final_error(outcome.output) if outcome is not None else ""
-    return said or _error(finding)
+    return readable_error(said or message_error(finding))
+
+
+def readable_error(line: str) -> str:
+    """TVM's error as it said it, less its clutter: the exception by its own name
+    (InternalError, not tvm.error.InternalError), IR objects printed whole as their name
+    and "(...)", and no note on metadata."""
+    exc_type, rest = split_exception(line)
+    rest = collapse_dumps(METADATA_NOTE.sub("", rest), elided="(...)", keep=40)
+    return f"{exc_type}: {rest}" if exc_type and rest else exc_type or rest
 
 
 _ERROR_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b:?")
@@ -181,7 +122,8 @@ def _how_it_fails(repro: str) -> str:
     return "it raises while the bug is present"
 
 
-def bug_report(finding: dict, repro: str, outcome, installation: dict, target: str, info, graph=None) -> str:
+def bug_report(finding: dict, repro: str, outcome, installation: dict, target: str, info, graph=None,
+               plan: dict | None = None) -> str:
     """Markdown for an issue tracker: title, environment, expected and actual behaviour in a
     line each, `well_formed` before and after a pass's bug, the script and what it printed.
 
@@ -196,7 +138,7 @@ def bug_report(finding: dict, repro: str, outcome, installation: dict, target: s
     size = (f" Reduced from {reduced} to {finding['extra'].get('ops')} operators." if reduced else "")
     well_formed = _well_formed_lines(finding, outcome)
     return "\n".join([
-        f"### {title(finding, graph, info)}",
+        f"### {title(finding, graph, info, plan)}",
         "",
         "**Environment**",
         *_environment(installation or {}, target),
@@ -393,13 +335,13 @@ def campaign_report(out: Path, summary: dict) -> str:
     ]
     lines += _findings_section(out, summary["findings"])
     lines += _known_section(summary.get("known_hits_by_signature"))
-    for key, title in (("pending", "Pending (found, not yet reduced and checked; finished when the campaign resumes)"),
-                       ("unconfirmed", "Unconfirmed (hirfuzz's problem, not TVM's)"),
-                       ("spec_disagreements", "Spec disagreements (TVM rejected programs the specs call valid)")):
+    for key, heading in (("pending", "Pending (found, not yet reduced and checked; finished when the campaign resumes)"),
+                         ("unconfirmed", "Unconfirmed (hirfuzz's problem, not TVM's)"),
+                         ("spec_disagreements", "Spec disagreements (TVM rejected programs the specs call valid)")):
         if summary.get(key):
-            lines += [f"## {title}", ""] + [f"- x{f['hits']} {f['message'][:120]} ({f['path']})"
-                                            + (f": {f['reason']}" if f.get("reason") else "")
-                                            for f in summary[key]] + [""]
+            lines += [f"## {heading}", ""] + [f"- x{f['hits']} {f['message'][:120]} ({f['path']})"
+                                              + (f": {f['reason']}" if f.get("reason") else "")
+                                              for f in summary[key]] + [""]
     lines += ["## Coverage and findings over time", ""]
     picture = _plot(out, rows) if rows else None
     if picture:

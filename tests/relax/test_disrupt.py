@@ -144,6 +144,10 @@ def test_disruptive_campaign_end_to_end(tmp_path):
         want = {"poor-diagnostic": {"poor diagnostic"}, "crash": {"poor diagnostic"},
                 "silent-acceptance": {"silent acceptance", "documented limitation"}}[f["kind"]]
         assert f["triage"]["class"] in want and violation["op"] in f["triage"]["evidence"], f["triage"]
+        # its title: the violation's op first, what TVM did with it, TVM's error in its essence
+        heading = open(f"{f['path']}/bug-report.md").readline().removeprefix("### ").strip()
+        assert heading.startswith(f"[Bug][Relax] {violation['op']}") and len(heading) <= 100, heading
+        assert not any(noise in heading for noise in ("InternalError:", "Check failed", ") is false")), heading
         assert f"### {f['triage']['class']}: {f['triage']['component']} (" in (out / "report.md").read_text()
 
 

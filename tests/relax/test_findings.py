@@ -48,7 +48,8 @@ def test_build_crash_is_found_deduplicated_and_reproduced(tmp_path):
     _, report = check_maintainer_files(f)
     shown = report.split("**Output**", 1)[1]
     assert "tvm.error.InternalError: Check failed" in shown and shown.count('  File "') <= 3, shown
-    assert report.splitlines()[0].startswith("### [Bug][Relax] add_bool (bool): build fails: InternalError: Check failed")
+    # the title says the failed check's condition, not TVM's "InternalError: Check failed: (...) is false"
+    assert report.splitlines()[0].startswith("### [Bug][Relax] add_bool (bool) fails to build: check `")
     assert f["triage"]["class"] == "crash on a valid program" and f["triage"]["component"] in ("codegen", "operator")
     assert "valid" in f["triage"]["evidence"]
     saved = json.loads(open(f"{f['path']}/case.json").read())

@@ -1,5 +1,5 @@
 """A non-editable `pip install .` carries everything hirfuzz reads at run time: op specs,
-pass catalogs and the managed environments' pins are package data."""
+pass catalogs, the managed environments' pins and the titles' phrase tables are package data."""
 import json
 import os
 import subprocess
@@ -39,6 +39,10 @@ def test_a_non_editable_install_lists_ops_and_runs_a_campaign(tmp_path):
         passes = hirfuzz("--ir", ir, "--list-passes")
         assert passes.returncode == 0 and "FoldConstant" in passes.stdout.split(), passes.stderr
     assert hirfuzz("envs").returncode == 0
+    # the phrase tables of bug-report titles, read only when a finding is reported
+    titles = subprocess.run([python, "-c", "from hirfuzz.campaign.titles import phrases; print(len(phrases()['templates']))"],
+                            capture_output=True, text=True, cwd=away, env=env)
+    assert titles.returncode == 0 and int(titles.stdout) > 0, titles.stderr
     out = tmp_path / "out"
     run = hirfuzz("--iterations", 3, "--ops", 5, "--out", out, "--no-progress", "--jobs", 1)
     assert run.returncode == 0, run.stderr

@@ -99,7 +99,7 @@ def test_planted_constant_change_is_found_with_minimal_sequence(tmp_path):
     repro, report = check_maintainer_files(f, PLANTED.parent)
     assert "@I.ir_module" in repro and "change_constant()" in repro
     assert "np.testing.assert_allclose" in repro or "np.testing.assert_array_equal" in repro  # exact results exactly
-    assert report.splitlines()[0].startswith("### [Bug][Relax] PlantedChangeConstant: wrong result for ")
+    assert report.splitlines()[0].startswith("### [Bug][Relax] PlantedChangeConstant changes the result of ")
     assert "- well_formed before and after every pass: True" in report
     assert f["triage"]["class"] == "wrong result" and f["triage"]["component"] == "pass"
     assert "PlantedChangeConstant" in f["triage"]["evidence"]
@@ -160,7 +160,7 @@ def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over
     # the maintainer's script shows the pass and the check that fails, nothing of hirfuzz's
     repro, report = check_maintainer_files(f, PLANTED.parent)
     assert repro.rstrip().endswith("relax.analysis.well_formed(mod)  # raises: the pass left an ill-formed module")
-    assert report.splitlines()[0].startswith("### [Bug][Relax] PlantedUndefineVar: leaves an ill-formed module: ")
+    assert report.splitlines()[0].startswith("### [Bug][Relax] PlantedUndefineVar: leaves an ill-formed module (Var ")
     short = run_alone(sys.executable, Path(f["path"]), "repro.py", os.environ)
     assert short.returncode == 1 and short.stderr.splitlines()[-1].startswith("ValueError: Var ")
     assert (f["triage"]["class"], f["triage"]["component"]) == ("ill-formed pass output", "pass")

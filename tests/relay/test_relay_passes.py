@@ -32,7 +32,7 @@ def test_planted_constant_change_is_found_with_minimal_sequence(tmp_path):
     # harness fail alike, run alone
     repro, report = check_maintainer_files(wrong[0], PLANTED.parent)
     assert "tvm.relay.parse(TEXT" in repro and "change_constant()" in repro and "meta[relay.Constant]" in repro
-    assert report.splitlines()[0].startswith("### [Bug][Relay] PlantedChangeConstant: wrong result for ")
+    assert report.splitlines()[0].startswith("### [Bug][Relay] PlantedChangeConstant changes the result of ")
     assert (wrong[0]["triage"]["class"], wrong[0]["triage"]["component"]) == ("wrong result", "pass")
     python, env = relay_interpreter()
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env}
@@ -73,7 +73,7 @@ def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over
     assert "well_formed after PlantedUndefineVar: False: free variable %" in report
     repro, report = check_maintainer_files(f, PLANTED.parent)
     assert repro.rstrip().endswith("check_well_formed(mod)  # raises: the pass left an ill-formed module")
-    assert report.splitlines()[0].startswith("### [Bug][Relay] PlantedUndefineVar: leaves an ill-formed module: ")
+    assert report.splitlines()[0].startswith("### [Bug][Relay] PlantedUndefineVar: leaves an ill-formed module")
     assert (f["triage"]["class"], f["triage"]["component"]) == ("ill-formed pass output", "pass")
     python, env = relay_interpreter()
     short = run_alone(python, Path(f["path"]), "repro.py", {**os.environ, **env})
