@@ -248,16 +248,20 @@ def _violation_module_lines(call: ViolatingCall, wrapped: bool) -> list[str]:
     if call.tuple_result:
         lines.append("call = call.astuple() if isinstance(call, relay.expr.TupleWrapper) else call")
     lines += [*arity_line(call, "relay.Call", "type_args"), "mod = tvm.IRModule()"]
-    params = lambda p: f"[{', '.join(f'{p}{i.index}' for i in call.inputs)}]"  # noqa: E731
+    inner, outer = _param_list(call, "a"), _param_list(call, "x")
     if prefix == "x":
         main = "call"
     elif call.wrap == "global":
-        lines += ["bad = relay.GlobalVar('bad')", f"mod[bad] = relay.Function({params('a')}, call)", *_var_lines(call, "x")]
-        main = f"relay.Call(bad, {params('x')})"
+        lines += ["bad = relay.GlobalVar('bad')", f"mod[bad] = relay.Function({inner}, call)", *_var_lines(call, "x")]
+        main = f"relay.Call(bad, {outer})"
     else:
         lines += [*_var_lines(call, "x"), "bad = relay.var('bad')"]
-        main = f"relay.Let(bad, relay.Function({params('a')}, call), relay.Call(bad, {params('x')}))"
-    return lines + [f"mod['main'] = relay.Function({params('x')}, {main})", "mod = relay.transform.InferType()(mod)"]
+        main = f"relay.Let(bad, relay.Function({inner}, call), relay.Call(bad, {outer}))"
+    return lines + [f"mod['main'] = relay.Function({outer}, {main})", "mod = relay.transform.InferType()(mod)"]
+
+
+def _param_list(call: ViolatingCall, prefix: str) -> str:
+    return f"[{', '.join(f'{prefix}{i.index}' for i in call.inputs)}]"
 
 
 def render_violation_short(finding: Finding, config: dict, call: ViolatingCall, wrapped: bool) -> str:
