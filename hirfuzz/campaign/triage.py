@@ -182,8 +182,12 @@ def _same_error(output: str, raised: str, signature: str) -> bool:
     starts = [i for i, ln in enumerate(lines) if re.match(rf"^(?:[\w.]+\.)?{re.escape(raised)}(?::|$)", ln)]
     if not starts:
         return False
-    said = "\n".join(lines[starts[-1]:])
-    return parts[5] in (normalize_message(said), normalize_message(said.split(":", 1)[-1]))
+    # TVM's log lines ("[17:03:15] ...: Warning: BlockBuilder destroyed ...") may follow the error
+    said = "\n".join(ln for ln in lines[starts[-1]:] if not _LOG_LINE.match(ln))
+    return parts[5].strip() in (normalize_message(said).strip(), normalize_message(said.split(":", 1)[-1]).strip())
+
+
+_LOG_LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] ")
 
 
 def check_finding_scripts(folder: Path, finding: Finding, timeout_s: float, python: str | None = None,

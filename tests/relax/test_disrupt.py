@@ -248,3 +248,37 @@ def test_a_finding_whose_call_alone_does_not_fail_alike_keeps_the_harness_as_its
             assert "did not fail alike" in finding.extra["call_alone"] and "unconfirmed_reason" not in finding.extra
         else:
             assert files[REPRO] == right and files[HARNESS]
+
+
+SCATTER_ND_ARITY = """import tvm
+from tvm import relax
+
+bb = relax.BlockBuilder()
+x0 = relax.Var('x0', relax.TensorType([1, 5, 1], 'int64'))
+x1 = relax.Var('x1', relax.TensorType([1, 1], 'int64'))
+with bb.function('main', [x0, x1]):
+    call = relax.op.scatter_nd(x0, x1, x0, reduction='update')
+    call = relax.Call(call.op, [*call.args, call.args[0]], call.attrs, call.ty_args)
+    bb.emit_func_output(bb.emit(call))
+"""
+
+
+def test_a_poor_diagnostic_script_fails_alike_only_at_the_same_frame_with_the_same_message(tmp_path):
+    """A poor diagnostic's short script must raise the error its signature keys on; TVM's
+    log line after the error ("BlockBuilder destroyed with remaining blocks") is not part of
+    its message. One argument too many for scatter_nd, run for real."""
+    from hirfuzz.campaign.triage import check_short_reproducer
+    from hirfuzz.core.finding import Finding
+    (tmp_path / "repro.py").write_text(SCATTER_ND_ARITY)
+    frame = ("relax/op/tensor/manipulate.cc:tvm::Type tvm::relax::InferTypeScatterND(const tvm::Call&, "
+             "const BlockBuilder&)")
+    seen = {}
+    for name, message in (("same", "Check failed: call->args.size() == N (N vs. N) :"),
+                          ("other", "Check failed: (axis >= 0) is false")):
+        finding = Finding(kind="poor-diagnostic", oracle="disruptive", stage="lower", message="",
+                          signature=f"poor-diagnostic|crash|lower|InternalError|{frame}|{message}",
+                          extra={"exc_type": "InternalError"})
+        seen[name] = check_short_reproducer(tmp_path / "repro.py", finding, timeout_s=120)
+    assert seen["same"].reproduced, seen["same"].output[-2000:]
+    assert "Warning: BlockBuilder destroyed" in seen["same"].output  # the log line the check must skip
+    assert not seen["other"].reproduced and "not where or as the fuzzer saw it" in seen["other"].observed
