@@ -346,8 +346,10 @@ class Reduction:
         for form, script in scripts:
             files[REPRO] = script
             folder, outcome = self.verify(job, finding, files)
-            if outcome.reproduced or not outcome.harness_observed:  # confirmed, or the harness did not fail either
-                finding.extra["reproducer"] = form.value if outcome.reproduced else None
+            if outcome.reproduced:
+                finding.extra["reproducer"] = form.value
+                return folder, outcome
+            if not outcome.harness_observed:  # the harness did not fail alike either: unconfirmed
                 return folder, outcome
         finding.extra["reproducer"] = ReproForm.HARNESS.value
         finding.extra["call_alone"] = f"did not fail alike ({outcome.observed})"

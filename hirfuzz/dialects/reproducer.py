@@ -269,6 +269,8 @@ def expectation_comment(finding: Finding, call: ViolatingCall) -> str:
     if finding.kind == "poor-diagnostic":
         return (f"# {call.what}: TVM fails with {finding.extra.get('exc_type')}, an internal error; "
                 "expected a diagnostic naming the problem")
+    if finding.kind == "hang":
+        return f"# {call.what}: TVM does not finish with it; expected a diagnostic naming the problem"
     return f"# {call.what}: TVM crashes; expected a diagnostic naming the problem"
 
 
@@ -293,11 +295,6 @@ class Reach(IntEnum):
     def of(cls, finding: Finding) -> "Reach":
         # "worker": the process died building or running it, so the script does both
         return {"lower": cls.CONSTRUCT, "well_formed": cls.WELL_FORMED, "build": cls.BUILD}.get(finding.stage, cls.RUN)
-
-
-def call_input_values(call: ViolatingCall) -> list[str]:
-    """`inputs = [...]`: the values the case passed the call's inputs, in parameter order."""
-    return input_lines([i.value for i in call.inputs])
 
 
 def finish_short(finding: Finding, call: ViolatingCall, imports: list[str], body: list[str]) -> str:

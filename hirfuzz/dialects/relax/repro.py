@@ -18,7 +18,7 @@ from ...core.finding import Finding
 from ...core.graph import Graph, Ref
 from ...protocol import REPRO_MARK as MARK
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, CallInput, Reach, ViolatingCall, array_code, arity_line,
-                          call_input_values, call_text, check_lines, data_lines, docstring, finish_short, flatten_lines,
+                          call_text, check_lines, data_lines, docstring, finish_short, flatten_lines,
                           inline_constants, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
 
 HERE = Path(__file__).parent
@@ -325,7 +325,7 @@ def render_violation_short(finding: Finding, config: dict, call: ViolatingCall, 
         body.append(_build_line(config))
     if reach >= Reach.RUN:
         dev = "tvm.cuda()" if config["target"].startswith("cuda") else "tvm.cpu()"
-        body += [*call_input_values(call), f"vm = relax.VirtualMachine(ex, {dev})",
+        body += [*input_lines([i.value for i in call.inputs]), f"vm = relax.VirtualMachine(ex, {dev})",
                  f"vm['main'](*[tvm.runtime.tensor(a, {dev}) for a in inputs])"]
     imports = [*(["import numpy as np"] if reach >= Reach.RUN else []), "import tvm", "from tvm import relax"]
     return finish_short(finding, call, imports, body)
