@@ -179,12 +179,14 @@ def _same_error(output: str, raised: str, signature: str) -> bool:
     if len(parts) < 6 or top_tvm_frame(output) != parts[4]:
         return False
     lines = output.splitlines()
-    starts = [i for i, ln in enumerate(lines) if re.match(rf"^(?:[\w.]+\.)?{re.escape(raised)}(?::|$)", ln)]
+    raised_line = re.compile(rf"^(?:[\w.]+\.)?{re.escape(raised)}(?::\s*|$)")
+    starts = [i for i, ln in enumerate(lines) if raised_line.match(ln)]
     if not starts:
         return False
     # TVM's log lines ("[17:03:15] ...: Warning: BlockBuilder destroyed ...") may follow the error
     said = "\n".join(ln for ln in lines[starts[-1]:] if not _LOG_LINE.match(ln))
-    return parts[5].strip() in (normalize_message(said).strip(), normalize_message(said.split(":", 1)[-1]).strip())
+    message = raised_line.sub("", said, count=1)  # as str(exc) says it: "" for a bare AssertionError
+    return parts[5].strip() in (normalize_message(said).strip(), normalize_message(message).strip())
 
 
 _LOG_LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] ")

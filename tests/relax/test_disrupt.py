@@ -282,3 +282,27 @@ def test_a_poor_diagnostic_script_fails_alike_only_at_the_same_frame_with_the_sa
     assert seen["same"].reproduced, seen["same"].output[-2000:]
     assert "Warning: BlockBuilder destroyed" in seen["same"].output  # the log line the check must skip
     assert not seen["other"].reproduced and "not where or as the fuzzer saw it" in seen["other"].observed
+
+
+PRELU_SLOPE = """import tvm
+from tvm import relax
+
+bb = relax.BlockBuilder()
+x0 = relax.Var('x0', relax.TensorType([4], 'float32'))
+x1 = relax.Var('x1', relax.TensorType([6], 'float32'))
+with bb.function('main', [x0, x1]):
+    bb.emit_func_output(bb.emit(relax.op.nn.prelu(x0, x1, axis=0)))
+relax.build(bb.get(), target='llvm')
+"""
+
+
+def test_a_bare_assertion_in_tvm_fails_alike_as_an_empty_message(tmp_path):
+    """TOPI's prelu asserts its slope's length with a bare `assert`: the signature's message
+    is empty, and so is the script's (not the word AssertionError)."""
+    from hirfuzz.campaign.triage import check_short_reproducer
+    from hirfuzz.core.finding import Finding
+    (tmp_path / "repro.py").write_text(PRELU_SLOPE)
+    finding = Finding(kind="poor-diagnostic", oracle="disruptive", stage="build", message="",
+                      signature="poor-diagnostic|crash|build|AssertionError||", extra={"exc_type": "AssertionError"})
+    outcome = check_short_reproducer(tmp_path / "repro.py", finding, timeout_s=120)
+    assert outcome.reproduced and "topi/nn/elemwise.py" in outcome.output, outcome.output[-2000:]
