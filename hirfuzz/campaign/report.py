@@ -293,6 +293,11 @@ def _disruptive_section(d: dict | None) -> list[str]:
     for cls, total in d["classes"].items():
         row = d["by_class_and_stage"].get(cls, {})
         lines.append(f"| {cls} | {total} | " + " | ".join(str(row.get(st, 0)) for st in stages) + " |")
+    forms = d.get("reproducers") or {}
+    if forms:
+        alone = forms.get("call", 0) + forms.get("call-in-function", 0)
+        lines += ["", f"Findings whose repro.py is the violating call alone: {alone}; the whole program "
+                      f"(the call alone did not fail alike): {forms.get('harness', 0)}."]
     return lines + [""]
 
 

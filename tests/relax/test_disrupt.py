@@ -216,7 +216,10 @@ def test_a_disruptive_findings_repro_is_the_violating_call_alone_and_fails_as_th
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     forms = Counter(check_violation_scripts(f, sys.executable, env) for f in s["findings"])
     assert s["disruptive"]["reproducers"] == dict(forms)
-    assert forms["call"] + forms["call-in-function"] >= 1, forms
+    alone = forms["call"] + forms["call-in-function"]
+    assert alone >= 1, forms
+    report = (Path(s["findings"][0]["path"]).parents[1] / "report.md").read_text()
+    assert f"Findings whose repro.py is the violating call alone: {alone}; the whole program" in report
 
 
 def test_a_finding_whose_call_alone_does_not_fail_alike_keeps_the_harness_as_its_repro(comparisons_campaign, tmp_path):
