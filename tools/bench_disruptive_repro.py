@@ -47,13 +47,12 @@ def measure(out: Path) -> dict:
             harness.append(lines(folder / "check.py"))
         else:  # the harness is repro.py: the call alone did not fail alike
             fallback.append(lines(folder / "repro.py"))
-    every_repro = short + fallback
+    every_repro, every_harness = short + fallback, harness + fallback
+    ratio = round(statistics.median(every_repro) / statistics.median(every_harness), 3) if every_repro else None
     return {"findings": len(summary["findings"]), "unconfirmed": len(summary["unconfirmed"]),
             "reproducers": summary["disruptive"].get("reproducers"),
             "repro_lines": spread(every_repro), "call_alone_lines": spread(short),
-            "harness_lines": spread(harness + fallback),
-            "median_ratio_repro_to_harness": (round(statistics.median(every_repro) / statistics.median(harness + fallback), 3)
-                                              if every_repro else None)}
+            "harness_lines": spread(every_harness), "median_ratio_repro_to_harness": ratio}
 
 
 def main():

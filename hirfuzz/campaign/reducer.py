@@ -369,7 +369,8 @@ class Reduction:
         call = violating_call(case.disruption, case.graph, self.host.specs, case.inputs,
                               [facts.value for facts in case.expected])
         forms = [ReproForm.CALL] + ([ReproForm.CALL_IN_FUNCTION] if call.wrap else [])
-        return [(form, writer.render_violation_short(finding, case.configs[-1], call, form is ReproForm.CALL_IN_FUNCTION))
+        config = case.configs[-1]
+        return [(form, writer.render_violation_short(finding, config, call, wrapped=form is ReproForm.CALL_IN_FUNCTION))
                 for form in forms]
 
     # --- checks on the lent worker ----------------------------------------------------------

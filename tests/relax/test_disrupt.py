@@ -245,7 +245,8 @@ def test_a_finding_whose_call_alone_does_not_fail_alike_keeps_the_harness_as_its
         files = {HARNESS: (poor / HARNESS).read_text(), REPRO: None}
         folder, outcome = reduction.verify_violation(Job("findings", None, finding, "", "k", finding.signature),
                                                      finding, files, scripts)
-        assert (folder, outcome.reproduced, finding.confirmed, finding.extra["reproducer"]) == ("findings", True, True, form)
+        assert (folder, outcome.reproduced, finding.confirmed) == ("findings", True, True)
+        assert finding.extra["reproducer"] == form
         if form == "harness":
             assert HARNESS not in files and files[REPRO] == (poor / HARNESS).read_text()
             assert "did not fail alike" in finding.extra["call_alone"] and "unconfirmed_reason" not in finding.extra
