@@ -57,3 +57,41 @@ def final_error(proc: subprocess.CompletedProcess) -> str:
     """The exception a script died of: the last line of its traceback that names one."""
     lines = [ln for ln in proc.stderr.splitlines() if re.match(r"^[A-Za-z_][\w.]*(Error|Exception)\b", ln)]
     return lines[-1].split(":")[0].rsplit(".", 1)[-1] if lines else ""
+
+
+# a disruptive finding's repro.py holds the violating call alone: a few declarations, the
+# call, the build and run lines and, for a silent acceptance, its check
+VIOLATION_SCRIPT_LINES = 40
+
+
+def check_violation_scripts(row: dict, python: str, env: dict) -> str:
+    """Check a disruptive finding's scripts: repro.py (the violating call alone, where
+    summary.json says so) is short, holds no path nor hirfuzz's marks, and, run alone, fails
+    as check.py (hirfuzz's harness, whole program) fails run alone: a silent acceptance's
+    with an AssertionError while TVM accepts the program, a poor diagnostic's with TVM's
+    own error. Returns the kind of script repro.py is (summary.json's `reproducer`)."""
+    folder = Path(row["path"])
+    finding = json.loads((folder / "finding.json").read_text())
+    repro, report = (folder / "repro.py").read_text(), (folder / "bug-report.md").read_text()
+    assert repro.rstrip() in report  # the report shows the script a maintainer runs
+    if row["reproducer"] == "harness":  # the call alone did not fail alike: said, not hidden
+        assert not (folder / "check.py").exists() and finding["extra"]["call_alone"].startswith("did not fail alike")
+        return row["reproducer"]
+    assert row["reproducer"] in ("call", "call-in-function"), row
+    assert len(repro.splitlines()) <= VIOLATION_SCRIPT_LINES, repro
+    for text in (repro, report):
+        assert not _ABSOLUTE.findall(text) and not any(m in text for m in MACHINE), _ABSOLUTE.findall(text)
+        assert not any(m in text for m in FUZZER), [m for m in FUZZER if m in text]
+    short, harness = run_alone(python, folder, "repro.py", env), run_alone(python, folder, "check.py", env)
+    marks = [ln for ln in harness.stdout.splitlines() if ln.startswith("HIRFUZZ-REPRO")]
+    assert harness.returncode == 1 and marks, harness.stdout[-2000:] + harness.stderr[-2000:]
+    assert short.returncode == 1, short.stdout[-2000:] + short.stderr[-2000:]
+    if row["kind"] == "silent-acceptance":
+        assert marks[-1] == "HIRFUZZ-REPRO accepted" and final_error(short) == "AssertionError", short.stderr
+        assert "raises an AssertionError while TVM accepts the invalid program" in report
+    else:
+        exc_type = finding["extra"]["exc_type"]
+        assert marks[-1] == f"HIRFUZZ-REPRO stage={row['stage']} error={exc_type}", marks
+        assert final_error(short) == exc_type, short.stderr[-2000:]
+        assert f"raises TVM's internal error ({exc_type})" in report
+    return row["reproducer"]

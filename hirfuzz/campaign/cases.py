@@ -195,7 +195,10 @@ class CaseMaker:
         gen_ms = (time.perf_counter() - t0) * 1000
         # always run: a match_cast lie is caught at run time only (the valid part's
         # out_of_domain says when its inputs may still trap, which stats.jsonl shows)
-        case = Case(index, graph, inputs, True, [], gen_ms, chosen.reason, chosen.op, disruption=disruption,
+        # the valid part's results as NumPy computes them: a short reproducer passes those
+        # its violating call reads as values
+        expected = [chosen.facts[r] for r in graph.results()]
+        case = Case(index, graph, inputs, True, expected, gen_ms, chosen.reason, chosen.op, disruption=disruption,
                     configs=[self.config(self.info.baseline, self.s.targets[0])])
         case.request = {"case": index, "graph": graph.to_json(), "calls": call_records(graph, self.specs),
                         "configs": case.configs, "run": True,

@@ -36,9 +36,10 @@ from ..core.reduce import reduce_graph
 from .report import bug_report
 from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
+from ..dialects.reproducer import violating_call
 from ..protocol import decode_array, describe_config
 from .judge import AGAINST_BASELINE, Oracle
-from .triage import HARNESS, REPRO, ReproOutcome, classify_finding, finding_files
+from .triage import HARNESS, REPRO, ReproForm, ReproOutcome, classify_finding, finding_files
 
 if TYPE_CHECKING:
     from ..dialects import DialectInfo
@@ -283,7 +284,9 @@ class Reduction:
             files["original/case.json"] = orig["case.json"]
             files["original/repro.py"] = orig[HARNESS if HARNESS in orig else REPRO]
         folder, outcome = job.folder, None
-        if folder == "findings" and self.s.verify:
+        if folder == "findings" and self.s.verify and case.disruption is not None:
+            folder, outcome = self.verify_violation(job, finding, files, self.violation_scripts(case, finding))
+        elif folder == "findings" and self.s.verify:
             folder, outcome = self.verify(job, finding, files)
         files["bug-report.md"] = bug_report(finding.to_json(), files[REPRO], outcome, host.installation(),
                                             describe_config(case.configs[-1]), host.info, case.graph,
@@ -335,6 +338,41 @@ class Reduction:
         files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}" + (
             f"\n--- {HARNESS}:\n{outcome.harness_output}" if outcome.harness_output else "")
         return ("findings" if outcome.reproduced else "unconfirmed"), outcome
+
+    def verify_violation(self, job: Job, finding: Finding, files: dict, scripts: list) -> tuple[str, ReproOutcome]:
+        """Confirm a disruptive finding on the first of its short scripts (`scripts`:
+        (form, text), shortest first) that fails as the harness does. Where none does (the
+        failure needed the program around the call), the harness is the maintainer's
+        script, and finding.json says so: the finding is never lost for it."""
+        for form, script in scripts:
+            files[REPRO] = script
+            folder, outcome = self.verify(job, finding, files)
+            if outcome.reproduced:
+                finding.extra["reproducer"] = form.value
+                return folder, outcome
+            if not outcome.harness_observed:  # the harness did not fail alike either: unconfirmed
+                return folder, outcome
+        finding.extra["reproducer"] = ReproForm.HARNESS.value
+        finding.extra["call_alone"] = f"did not fail alike ({outcome.observed})"
+        finding.extra.pop("unconfirmed_reason", None)
+        finding.confirmed = True
+        files[REPRO] = files.pop(HARNESS)
+        outcome = ReproOutcome(True, outcome.harness_observed, outcome.harness_output)
+        files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}"
+        return "findings", outcome
+
+    def violation_scripts(self, case, finding: Finding) -> list[tuple[ReproForm, str]]:
+        """A disruptive finding's short scripts, shortest first: the violating call alone in
+        main, then in the private function or closure the worker put it in (where it was in
+        one). The call's inputs are parameters, passed the case's values (NumPy's for
+        results of the valid part it reads)."""
+        writer = importlib.import_module(self.host.info.reproducer)
+        call = violating_call(case.disruption, case.graph, self.host.specs, case.inputs,
+                              [facts.value for facts in case.expected])
+        forms = [ReproForm.CALL] + ([ReproForm.CALL_IN_FUNCTION] if call.wrap else [])
+        config = case.configs[-1]
+        return [(form, writer.render_violation_short(finding, config, call, wrapped=form is ReproForm.CALL_IN_FUNCTION))
+                for form in forms]
 
     # --- checks on the lent worker ----------------------------------------------------------
 
@@ -500,7 +538,9 @@ class Reduction:
                                            violation_plan=case.disruption["plan"] if case.disruption else None,
                                            module_script=None if plain else script)
         short = None
-        if case.disruption is None and "error" not in script:
+        if case.disruption is not None:
+            short = self.violation_scripts(case, finding)[0][1]
+        elif "error" not in script:
             short = writer.render_short(finding, config, case.inputs, case.runnable, expected, script)
         case_json = {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
                      "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption,

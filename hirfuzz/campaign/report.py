@@ -116,9 +116,16 @@ def _environment(installation: dict, target: str) -> list[str]:
             f"- Python {platform.python_version()}, {platform.system()} {platform.machine()}"]
 
 
-def _how_it_fails(repro: str) -> str:
-    if REPRO_MARK in repro:  # hirfuzz's harness (a disruptive finding's): it says how far it got
+def _how_it_fails(finding: dict, repro: str) -> str:
+    if REPRO_MARK in repro:  # hirfuzz's harness (a disruptive finding's whose call alone did not fail alike)
         return "it exits with status 1 while the bug is present"
+    if finding["kind"] == "silent-acceptance":
+        return ("it raises an AssertionError while TVM accepts the invalid program, and passes once TVM "
+                "rejects it with an error")
+    if finding["kind"] == "poor-diagnostic":
+        return f"it raises TVM's internal error ({finding['extra'].get('exc_type')}) while the bug is present"
+    if finding["kind"] == "crash" and finding.get("extra", {}).get("violation"):
+        return f"it fails while the bug is present (the fuzzer's process died of {finding['extra'].get('signal')} on it)"
     return "it raises while the bug is present"
 
 
@@ -151,7 +158,7 @@ def bug_report(finding: dict, repro: str, outcome, installation: dict, target: s
         *_other_ir(finding),
         "**Steps to reproduce**",
         "",
-        f"Run the script below with `python repro.py`; {_how_it_fails(repro)}.{size}",
+        f"Run the script below with `python repro.py`; {_how_it_fails(finding, repro)}.{size}",
         "",
         "```python",
         repro.rstrip(),
@@ -228,6 +235,11 @@ def _disruptive_section(d: dict | None) -> list[str]:
     for cls, total in d["classes"].items():
         row = d["by_class_and_stage"].get(cls, {})
         lines.append(f"| {cls} | {total} | " + " | ".join(str(row.get(st, 0)) for st in stages) + " |")
+    forms = d.get("reproducers") or {}
+    if forms:
+        alone = forms.get("call", 0) + forms.get("call-in-function", 0)
+        lines += ["", f"Findings whose repro.py is the violating call alone: {alone}; the whole program "
+                      f"(the call alone did not fail alike): {forms.get('harness', 0)}."]
     return lines + [""]
 
 

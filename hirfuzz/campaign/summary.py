@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections import Counter
 from dataclasses import asdict
 from typing import TYPE_CHECKING
 
@@ -41,7 +42,7 @@ def summary(campaign: "Campaign") -> dict:
         "pending": pending,
         "unconfirmed": tables["unconfirmed"],
         "spec_disagreements": tables["spec-disagreements"],
-        "disruptive": _disruptive_summary(campaign) if s.mode == "disruptive" else None,
+        "disruptive": _disruptive_summary(campaign, tables["findings"]) if s.mode == "disruptive" else None,
         "cross_ir": _cross_summary(campaign) if campaign.cross is not None else None,
         "ir_features": dict(sorted(campaign.ir_features.items())),
         "mutators": dict(sorted(campaign.mutators_used.items())),
@@ -91,7 +92,7 @@ def _times(campaign: "Campaign") -> dict:
     }
 
 
-def _disruptive_summary(campaign: "Campaign") -> dict:
+def _disruptive_summary(campaign: "Campaign", findings: list[dict]) -> dict:
     """Disruptive mode's outcomes by class and by the stage that judged them."""
     by_class = campaign.disruptive
     classes = {cls: sum(by_class.get(cls, {}).values()) for cls in CLASSES}
@@ -99,15 +100,18 @@ def _disruptive_summary(campaign: "Campaign") -> dict:
     for table in by_class.values():
         for stage, n in table.items():
             stages[stage] = stages.get(stage, 0) + n
+    # what the findings' repro.py holds: the violating call alone, or the whole program
+    # where the call alone did not fail alike (triage.ReproForm)
+    forms = Counter(row["reproducer"] for row in findings if row["reproducer"])
     return {"classes": classes, "by_class_and_stage": by_class, "by_stage": stages,
-            "violation_coverage": len(campaign.coverage.sets["violation"])}
+            "violation_coverage": len(campaign.coverage.sets["violation"]), "reproducers": dict(sorted(forms.items()))}
 
 
 def finding_row(f: Finding) -> dict:
     return {"signature": f.signature, "kind": f.kind, "oracle": f.oracle, "stage": f.stage,
             "path": f.path, "hits": f.hits, "message": f.message, "ops": f.extra.get("ops"),
             "reduced_from": f.extra.get("reduced_from"), "reason": f.extra.get("unconfirmed_reason"),
-            "triage": f.extra.get("triage")}
+            "triage": f.extra.get("triage"), "reproducer": f.extra.get("reproducer")}
 
 
 def _cross_summary(campaign: "Campaign") -> dict:

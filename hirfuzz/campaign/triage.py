@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,11 +17,18 @@ from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
-from ..core.finding import Finding
+from ..core.finding import Finding, normalize_message, top_tvm_frame
 from ..protocol import REPRO_MARK as MARK
 
 REPRO = "repro.py"     # the short script a maintainer reads
 HARNESS = "check.py"   # hirfuzz's harness beside it: every pass's output checked, marks printed
+
+
+class ReproForm(str, Enum):
+    """What a disruptive finding's repro.py holds (finding.json's extra.reproducer)."""
+    CALL = "call"                          # the violating call alone, in main
+    CALL_IN_FUNCTION = "call-in-function"  # the call alone, in the private function or closure it was in
+    HARNESS = "harness"                    # the whole program: the call alone did not fail alike
 
 @dataclass
 class ReproOutcome:
@@ -29,6 +37,7 @@ class ReproOutcome:
     output: str
     harness_error: str = ""   # the script could not get as far as the bug: hirfuzz's problem
     harness_output: str = ""  # what check.py printed, where repro.py was run after it
+    harness_observed: str = ""  # what check.py was seen to do, where it reproduced and repro.py ran after it
 
 
 def _harness_error(proc: subprocess.CompletedProcess, last_mark: str) -> str:
@@ -151,11 +160,36 @@ def check_short_reproducer(script: Path, finding: Finding, timeout_s: float, pyt
         why = next((ln for ln in reversed(output.splitlines()) if raised in ln), raised)
         return ReproOutcome(False, f"the reproducer could not run: {why}", output[-4000:], why)
     observed = f"raised {raised}" if raised else "finished without an error"
-    if finding.kind == "wrong-result":
+    if finding.kind in ("wrong-result", "silent-acceptance"):  # its check failed: TVM's answer was wrong
         return ReproOutcome(raised == "AssertionError", observed, output[-4000:])
     if finding.stage == "worker":
         return ReproOutcome(bool(raised), observed, output[-4000:])
-    return ReproOutcome(bool(raised) and raised == finding.extra.get("exc_type"), observed, output[-4000:])
+    alike = bool(raised) and raised == finding.extra.get("exc_type")
+    if alike and finding.kind == "poor-diagnostic" and not _same_error(output, raised, finding.signature):
+        # a disruptive script holds one call of the program: the same type is not enough,
+        # TVM must fail in the same place, saying the same thing
+        return ReproOutcome(False, f"{observed}, not where or as the fuzzer saw it", output[-4000:])
+    return ReproOutcome(alike, observed, output[-4000:])
+
+
+def _same_error(output: str, raised: str, signature: str) -> bool:
+    """Does a script's output show the error a poor diagnostic's signature keys on: its
+    deepest TVM frame and normalised message (core.finding.crash_signature)?"""
+    parts = signature.split("|", 5)  # poor-diagnostic|crash|stage|type|frame|message
+    if len(parts) < 6 or top_tvm_frame(output) != parts[4]:
+        return False
+    lines = output.splitlines()
+    raised_line = re.compile(rf"^(?:[\w.]+\.)?{re.escape(raised)}(?::\s*|$)")
+    starts = [i for i, ln in enumerate(lines) if raised_line.match(ln)]
+    if not starts:
+        return False
+    # TVM's log lines ("[17:03:15] ...: Warning: BlockBuilder destroyed ...") may follow the error
+    said = "\n".join(ln for ln in lines[starts[-1]:] if not _LOG_LINE.match(ln))
+    message = raised_line.sub("", said, count=1)  # as str(exc) says it: "" for a bare AssertionError
+    return parts[5].strip() in (normalize_message(said).strip(), normalize_message(message).strip())
+
+
+_LOG_LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] ")
 
 
 def check_finding_scripts(folder: Path, finding: Finding, timeout_s: float, python: str | None = None,
@@ -170,7 +204,8 @@ def check_finding_scripts(folder: Path, finding: Finding, timeout_s: float, pyth
         return ReproOutcome(False, f"{HARNESS}: {harness.observed}", harness.output, harness.harness_error)
     short = check_short_reproducer(folder / REPRO, finding, timeout_s, python, extra_env)
     return ReproOutcome(short.reproduced, f"{HARNESS}: {harness.observed}; {REPRO}: {short.observed}",
-                        short.output, short.harness_error, harness_output=harness.output)
+                        short.output, short.harness_error, harness_output=harness.output,
+                        harness_observed=harness.observed)
 
 
 # --- finding folders -------------------------------------------------------------------------

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
+from enum import IntEnum
 from pathlib import Path
 
 import numpy as np
@@ -181,3 +183,123 @@ def flatten_lines(tensor_class: str) -> list[str]:
     """`flatten`: a function's results, however nested in tuples, as NumPy arrays."""
     return ["def flatten(v):",
             f"    return [v.numpy()] if isinstance(v, {tensor_class}) else [a for x in v for a in flatten(x)]", ""]
+
+
+# --- a disruptive finding's short reproducer: the violating call alone ----------------------
+
+@dataclass
+class CallInput:
+    """One tensor the violating call reads, as a parameter of the short script's function."""
+    index: int                # 0, 1, ... in the order the call first reads them
+    shape: list[int]          # as declared (a lied parameter: the shape match_cast claims)
+    dtype: str
+    value: np.ndarray         # what the case passed it (a lied one: its real shape)
+    lied: bool = False        # Relax declares it by rank alone and match_casts it
+
+
+@dataclass
+class ViolatingCall:
+    """The one invalid call of a disruptive case, without the valid graph around it: what a
+    dialect's `render_violation_short` spells as TVM code (plain data, no TVM)."""
+    op: str                   # the dialect's op name, as the violation plan names it
+    args: list[str]           # each argument as source text, "{p}" before an input's index
+    #                           ("{p}0", "[{p}0, {p}1]", "2"): its parameter's name prefix
+    kwargs: dict
+    arity: int                # -1 drops the last argument, +1 repeats the first
+    wrap: str | None          # None (in main), "global" or "local": where the worker put it
+    inputs: list[CallInput]
+    what: str                 # "dtype-mismatch on less_equal (input 1 is float64, ...)"
+    tuple_result: bool = False  # the op returns several tensors (Relay wraps them: astuple)
+
+
+def violating_call(disruption: dict, graph, specs, inputs: list[np.ndarray], result_values: list) -> ViolatingCall:
+    """The violating call of a disruptive case, its inputs made parameters. A parameter
+    of the valid graph keeps the value the case passed; a result of the valid graph gets
+    the value NumPy's reference computed for it (`result_values`, one per result)."""
+    plan, violation = disruption["plan"], disruption["violation"]
+    variables, results = graph.variables, graph.results()
+    lied = plan["lie"]["param"] if plan.get("lie") else None
+    found: dict[tuple, CallInput] = {}
+
+    def read(where: list) -> str:
+        key = tuple(where)
+        if key not in found:
+            if where[0] == "param":
+                node = variables[where[1]]
+                found[key] = CallInput(len(found), list(node.type.shape), node.type.dtype, inputs[where[1]],
+                                       lied=where[1] == lied)
+            else:
+                t = graph.type_of(results[where[1]])
+                found[key] = CallInput(len(found), list(t.shape), t.dtype,
+                                       np.asarray(result_values[where[1]], dtype=t.dtype).reshape(t.shape))
+        return f"{{p}}{found[key].index}"
+
+    def text(arg) -> str:
+        if isinstance(arg, dict):
+            if "list" in arg:
+                return f"[{', '.join(text(a) for a in arg['list'])}]"
+            return repr(arg["value"]).replace("{", "{{").replace("}", "}}")
+        return read(arg)
+    args = [text(a) for a in plan["args"]]
+    what = f"{violation['kind']} on {violation['op']} ({violation['detail']})"
+    spec = specs.ops.get(violation["op"])
+    return ViolatingCall(plan["op"], args, dict(plan["kwargs"]), plan["arity"], plan.get("wrap"),
+                         list(found.values()), what, tuple_result=bool(spec and spec.multi_output))
+
+
+def call_text(call: ViolatingCall, namespace: str, prefix: str) -> str:
+    """`relax.op.add(x0, x1, axis=1)`: the call as the dialect's Python API spells it, its
+    inputs the parameters named `prefix` and their index."""
+    kwargs = [f"{k}={v!r}" for k, v in call.kwargs.items()]
+    return f"{namespace}.{call.op}({', '.join([a.format(p=prefix) for a in call.args] + kwargs)})"
+
+
+def arity_line(call: ViolatingCall, call_class: str, type_args: str) -> list[str]:
+    """Rebuild `call` with one argument too few or too many (the op's Python API would not)."""
+    if not call.arity:
+        return []
+    args = "list(call.args)[:-1]" if call.arity < 0 else "[*call.args, call.args[0]]"
+    return [f"call = {call_class}(call.op, {args}, call.attrs, call.{type_args})"]
+
+
+def expectation_comment(finding: Finding, call: ViolatingCall) -> str:
+    """The one comment line saying what TVM should do with the call, and what it does."""
+    if finding.kind == "silent-acceptance":
+        return f"# {call.what}: TVM accepts it; a fix rejects it with an error naming the problem"
+    if finding.kind == "poor-diagnostic":
+        return (f"# {call.what}: TVM fails with {finding.extra.get('exc_type')}, an internal error; "
+                "expected a diagnostic naming the problem")
+    if finding.kind == "hang":
+        return f"# {call.what}: TVM does not finish with it; expected a diagnostic naming the problem"
+    return f"# {call.what}: TVM crashes; expected a diagnostic naming the problem"
+
+
+def rejection_check(body: list[str], call: ViolatingCall) -> list[str]:
+    """A silent acceptance's check: the program must be rejected; the script raises while
+    TVM accepts it, and passes once TVM raises an error (for an invalid program, the fix)."""
+    return (["try:", *[f"    {ln}" for ln in body],
+             "except Exception as exc:  # fixed: TVM rejects the invalid call",
+             "    print('rejected:', type(exc).__name__)",
+             "else:",
+             f"    raise AssertionError({('TVM accepted ' + call.what)!r})"])
+
+
+class Reach(IntEnum):
+    """How far a short script goes: as far as the stage where the finding was seen."""
+    CONSTRUCT = 0     # the module is made (TVM infers the call's type as it is added)
+    WELL_FORMED = 1   # and checked
+    BUILD = 2         # and built
+    RUN = 3           # and run on the case's inputs
+
+    @classmethod
+    def of(cls, finding: Finding) -> "Reach":
+        # "worker": the process died building or running it, so the script does both
+        return {"lower": cls.CONSTRUCT, "well_formed": cls.WELL_FORMED, "build": cls.BUILD}.get(finding.stage, cls.RUN)
+
+
+def finish_short(finding: Finding, call: ViolatingCall, imports: list[str], body: list[str]) -> str:
+    """The script: imports, the comment on what TVM should do, and the body, which a silent
+    acceptance's check wraps (it must fail while TVM accepts the program)."""
+    if finding.kind == "silent-acceptance":
+        body = rejection_check(body, call)
+    return "\n".join([*imports, "", expectation_comment(finding, call), *body]) + "\n"

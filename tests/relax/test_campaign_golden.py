@@ -8,7 +8,8 @@ oracle (in another checkout folder: the fingerprint holds in any); the split and
 oracle left it as it was. It is reprinted whenever a change alters generation or judging
 on purpose, and the commit that reprints it says why (so far: the shift ops' amount domain,
 the generator's witness, passes that may change results joining the drawn sequences,
-violations TVM documents as valid no longer drawn). Pass probing (campaign.probe) leaves
+violations TVM documents as valid no longer drawn, summary.json's disruptive section
+counting what its findings' repro.py holds: `reproducers`, empty in this campaign). Pass probing (campaign.probe) leaves
 it as it is: the strict campaign draws its sequences and is never steered, and the planted
 one pins its passes with direct=False (steering is tested in tests/relax/test_pass_probe.py). Two runs of the same code give
 the same fingerprint: the campaigns run with --jobs 1, so cases, reductions and hits come

@@ -1,11 +1,15 @@
 """Disruptive mode: each violation breaks one constraint, and TVM's answer is classified."""
 import json
+import os
+import sys
 from collections import Counter
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from conftest import run_hirfuzz
+from reproducer_rules import check_violation_scripts
 from hirfuzz.core.violations import (KINDS, ViolationBuilder, applicable_kinds, classify, draw_inputs,
                              generate_violation, violation_plan)
 from hirfuzz.core.expr import ExprError
@@ -193,3 +197,120 @@ def test_a_lied_variable_keeps_its_real_shape_beside_in_domain_inputs(specs):
     assert values[-1].shape == (3, 5) and values[-1].dtype == np.float32
     assert np.all(values[1] != 0) and chosen.comparable
     assert Ref(lied.id) in chosen.facts  # the search saw the lied variable as declared
+
+
+@pytest.fixture(scope="module")
+def comparisons_campaign(tmp_path_factory) -> dict:
+    """A short disruptive campaign on ops whose violations TVM 0.27 accepts (outer and
+    less_equal on mixed dtypes) or fails on internally (outer on bool, triu without k)."""
+    out = tmp_path_factory.mktemp("disrupt") / "out"
+    proc = run_hirfuzz("--mode", "disruptive", "--iterations", 6, "--ops", 3, "--out", out, "--no-progress",
+                       "--seed", 1, "--only-ops", "outer,less_equal,triu")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_a_disruptive_findings_repro_is_the_violating_call_alone_and_fails_as_the_harness_does(comparisons_campaign):
+    """Issue 15 item 5: repro.py holds the one invalid call, its inputs parameters, not the
+    whole valid graph (check.py keeps that); run alone, each fails as check.py does."""
+    s = comparisons_campaign
+    assert s["unconfirmed"] == []
+    kinds = {f["kind"] for f in s["findings"]}
+    assert {"silent-acceptance", "poor-diagnostic"} <= kinds, kinds
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    forms = Counter(check_violation_scripts(f, sys.executable, env) for f in s["findings"])
+    assert s["disruptive"]["reproducers"] == dict(forms)
+    alone = forms["call"] + forms["call-in-function"]
+    assert alone >= 1, forms
+    report = (Path(s["findings"][0]["path"]).parents[1] / "report.md").read_text()
+    assert f"Findings whose repro.py is the violating call alone: {alone}; the whole program" in report
+
+
+def test_a_finding_whose_call_alone_does_not_fail_alike_keeps_the_harness_as_its_repro(comparisons_campaign, tmp_path):
+    """The reducer keeps the first short script that fails as the harness does; where none
+    does, the harness itself is repro.py, the finding stays confirmed and says why. Real
+    scripts, run alone: a poor diagnostic's harness, and as the "short" candidate a silent
+    acceptance's script (it raises an AssertionError, not TVM's error)."""
+    import threading
+    from types import SimpleNamespace
+    from hirfuzz.campaign.reducer import Job, Reduction
+    from hirfuzz.campaign.triage import HARNESS, REPRO, ReproForm, check_finding_scripts
+    from hirfuzz.core.finding import Finding
+    rows = {f["kind"]: Path(f["path"]) for f in comparisons_campaign["findings"]}
+    poor, accepted = rows["poor-diagnostic"], rows["silent-acceptance"]
+    wrong, right = (accepted / REPRO).read_text(), (poor / REPRO).read_text()
+    host = SimpleNamespace(settings=SimpleNamespace(timeout_s=120), out=tmp_path, lock=threading.Lock(),
+                           counters=SimpleNamespace(verify_s=0.0))
+    worker = SimpleNamespace(check_scripts=lambda folder, finding, limit: check_finding_scripts(folder, finding, limit))
+    reduction = Reduction(host, worker, threading.Event(), {})
+    for scripts, form in (([(ReproForm.CALL, wrong), (ReproForm.CALL_IN_FUNCTION, right)], "call-in-function"),
+                          ([(ReproForm.CALL, wrong)], "harness")):
+        finding = Finding(**json.loads((poor / "finding.json").read_text()))
+        files = {HARNESS: (poor / HARNESS).read_text(), REPRO: None}
+        folder, outcome = reduction.verify_violation(Job("findings", None, finding, "", "k", finding.signature),
+                                                     finding, files, scripts)
+        assert (folder, outcome.reproduced, finding.confirmed) == ("findings", True, True)
+        assert finding.extra["reproducer"] == form
+        if form == "harness":
+            assert HARNESS not in files and files[REPRO] == (poor / HARNESS).read_text()
+            assert "did not fail alike" in finding.extra["call_alone"] and "unconfirmed_reason" not in finding.extra
+        else:
+            assert files[REPRO] == right and files[HARNESS]
+
+
+SCATTER_ND_ARITY = """import tvm
+from tvm import relax
+
+bb = relax.BlockBuilder()
+x0 = relax.Var('x0', relax.TensorType([1, 5, 1], 'int64'))
+x1 = relax.Var('x1', relax.TensorType([1, 1], 'int64'))
+with bb.function('main', [x0, x1]):
+    call = relax.op.scatter_nd(x0, x1, x0, reduction='update')
+    call = relax.Call(call.op, [*call.args, call.args[0]], call.attrs, call.ty_args)
+    bb.emit_func_output(bb.emit(call))
+"""
+
+
+def test_a_poor_diagnostic_script_fails_alike_only_at_the_same_frame_with_the_same_message(tmp_path):
+    """A poor diagnostic's short script must raise the error its signature keys on; TVM's
+    log line after the error ("BlockBuilder destroyed with remaining blocks") is not part of
+    its message. One argument too many for scatter_nd, run for real."""
+    from hirfuzz.campaign.triage import check_short_reproducer
+    from hirfuzz.core.finding import Finding
+    (tmp_path / "repro.py").write_text(SCATTER_ND_ARITY)
+    frame = ("relax/op/tensor/manipulate.cc:tvm::Type tvm::relax::InferTypeScatterND(const tvm::Call&, "
+             "const BlockBuilder&)")
+    seen = {}
+    for name, message in (("same", "Check failed: call->args.size() == N (N vs. N) :"),
+                          ("other", "Check failed: (axis >= 0) is false")):
+        finding = Finding(kind="poor-diagnostic", oracle="disruptive", stage="lower", message="",
+                          signature=f"poor-diagnostic|crash|lower|InternalError|{frame}|{message}",
+                          extra={"exc_type": "InternalError"})
+        seen[name] = check_short_reproducer(tmp_path / "repro.py", finding, timeout_s=120)
+    assert seen["same"].reproduced, seen["same"].output[-2000:]
+    assert "Warning: BlockBuilder destroyed" in seen["same"].output  # the log line the check must skip
+    assert not seen["other"].reproduced and "not where or as the fuzzer saw it" in seen["other"].observed
+
+
+PRELU_SLOPE = """import tvm
+from tvm import relax
+
+bb = relax.BlockBuilder()
+x0 = relax.Var('x0', relax.TensorType([4], 'float32'))
+x1 = relax.Var('x1', relax.TensorType([6], 'float32'))
+with bb.function('main', [x0, x1]):
+    bb.emit_func_output(bb.emit(relax.op.nn.prelu(x0, x1, axis=0)))
+relax.build(bb.get(), target='llvm')
+"""
+
+
+def test_a_bare_assertion_in_tvm_fails_alike_as_an_empty_message(tmp_path):
+    """TOPI's prelu asserts its slope's length with a bare `assert`: the signature's message
+    is empty, and so is the script's (not the word AssertionError)."""
+    from hirfuzz.campaign.triage import check_short_reproducer
+    from hirfuzz.core.finding import Finding
+    (tmp_path / "repro.py").write_text(PRELU_SLOPE)
+    finding = Finding(kind="poor-diagnostic", oracle="disruptive", stage="build", message="",
+                      signature="poor-diagnostic|crash|build|AssertionError||", extra={"exc_type": "AssertionError"})
+    outcome = check_short_reproducer(tmp_path / "repro.py", finding, timeout_s=120)
+    assert outcome.reproduced and "topi/nn/elemwise.py" in outcome.output, outcome.output[-2000:]

@@ -3,10 +3,12 @@ import json
 import os
 import subprocess
 import sys
+from collections import Counter
 from pathlib import Path
 
 from conftest import ROOT, SPECS, run_hirfuzz
 from relay_env import relay_interpreter
+from reproducer_rules import check_violation_scripts
 
 # add whose reference is subtract: every executor disagrees with the reference, a finding
 # whose reproducer must confirm it alone, in the Relay environment
@@ -121,6 +123,13 @@ def test_disruptive_mode_classifies_what_relay_does(tmp_path):
     for f in s["findings"]:
         assert f["kind"] in ("poor-diagnostic", "crash", "silent-acceptance") and f["oracle"] == "disruptive"
         assert not f["message"].startswith("Traceback"), f["message"]  # the error, not the backtrace's header
+    # issue 15 item 5: repro.py is the violating call alone (Relay's API, its inputs
+    # parameters), and run alone in TVM 0.19 it fails as check.py, the whole program, does
+    assert {f["kind"] for f in s["findings"]} == {"silent-acceptance", "poor-diagnostic"}, s["findings"]
+    python, extra = relay_interpreter()
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **extra}
+    forms = Counter(check_violation_scripts(f, python, env) for f in s["findings"])
+    assert d["reproducers"] == dict(forms) and forms["call"] + forms["call-in-function"] >= 1, forms
 
 
 # add whose second input never broadcasts against the first: Relay's type inference refuses it

@@ -17,8 +17,9 @@ import numpy as np
 from ...core.finding import Finding
 from ...core.graph import Graph, Ref
 from ...protocol import REPRO_MARK as MARK
-from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, array_code, check_lines, data_lines, docstring,
-                          flatten_lines, inline_constants, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
+from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, CallInput, Reach, ViolatingCall, array_code, arity_line,
+                          call_text, check_lines, data_lines, docstring, finish_short, flatten_lines,
+                          inline_constants, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
 
 HERE = Path(__file__).parent
 
@@ -257,3 +258,74 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
     if checks:
         lines += ["outputs = flatten(result)", *checks]
     return "\n".join(lines) + "\n"
+
+
+# --- a disruptive finding's short reproducer: the violating call alone --------------------------
+
+def _tensor_type(i: CallInput) -> str:
+    return f"relax.TensorType({i.shape!r}, {i.dtype!r})"
+
+
+def _params(call: ViolatingCall, prefix: str) -> tuple[list[str], list[str], list[str]]:
+    """A function's parameters for the call's inputs: their declarations, their names, and
+    the match_cast a lied one needs inside the function (it is declared by rank alone, and
+    named as the worker names it, so that TVM's messages read alike)."""
+    declared, names, casts = [], [], []
+    for i in call.inputs:
+        name = f"{prefix}{i.index}"
+        if i.lied:
+            declared.append(f"lied = relax.Var('lied', relax.TensorType(ndim={len(i.shape)}, dtype={i.dtype!r}))")
+            names.append("lied")
+            casts.append(f"    {name} = bb.match_cast(lied, {_tensor_type(i)})")
+        else:
+            declared.append(f"{name} = relax.Var({name!r}, {_tensor_type(i)})")
+            names.append(name)
+    return declared, names, casts
+
+
+def _call_lines(call: ViolatingCall, builder: str, prefix: str) -> list[str]:
+    """The violating call, emitted into `builder`'s current function as its result."""
+    return [f"    call = {call_text(call, 'relax.op', prefix)}",
+            *[f"    {ln}" for ln in arity_line(call, "relax.Call", "ty_args")],
+            f"    {builder}.emit_func_output({builder}.emit(call))"]
+
+
+def _violation_module_lines(call: ViolatingCall, wrapped: bool) -> list[str]:
+    """BlockBuilder code making `mod`: main holds the call, or calls the private function
+    (wrap "global") or closure (wrap "local") that holds it, as the worker built it; main's
+    parameters are x0, x1, ..., the function's a0, a1, ..."""
+    declared, names, casts = _params(call, "x")
+    main = f"with bb.function('main', [{', '.join(names)}]):"
+    if not wrapped or call.wrap is None:
+        return ["bb = relax.BlockBuilder()", *declared, main, *casts, *_call_lines(call, "bb", "x"), "mod = bb.get()"]
+    inner = [f"a{i.index} = relax.Var('a{i.index}', {_tensor_type(i)})" for i in call.inputs]
+    add = "bb.add_func(inner.get()['bad'], 'bad')" if call.wrap == "global" else "bb.emit(inner.get()['bad'], 'bad')"
+    return ["inner = relax.BlockBuilder()", *inner,
+            f"with inner.function('bad', [{', '.join(f'a{i.index}' for i in call.inputs)}], private=True):",
+            *_call_lines(call, "inner", "a"),
+            "bb = relax.BlockBuilder()", *declared, main, *casts, f"    bad = {add}",
+            f"    bb.emit_func_output(bb.emit(relax.Call(bad, [{', '.join(f'x{i.index}' for i in call.inputs)}])))",
+            "mod = bb.get()"]
+
+
+def render_violation_short(finding: Finding, config: dict, call: ViolatingCall, wrapped: bool) -> str:
+    """repro.py for a disruptive finding: the violating call alone, its inputs the function's
+    parameters (in a private function or closure too where `wrapped`), then as much as the
+    finding's stage needs: the well-formedness check, the build, the run on the case's
+    values. A poor diagnostic or a crash fails as TVM fails; a silent acceptance raises while
+    TVM accepts the program. Nothing of hirfuzz's is in it."""
+    reach = Reach.of(finding)
+    body = _violation_module_lines(call, wrapped)
+    if reach == Reach.WELL_FORMED or finding.kind == "silent-acceptance":  # a fix may reject it here
+        body.append("relax.analysis.well_formed(mod)")
+    if reach >= Reach.BUILD:
+        body.append(f"with tvm.transform.PassContext(opt_level={config['opt_level']}):")
+        if wrapped and call.wrap == "local":  # TVM requires LambdaLift before building closures
+            body.append("    mod = relax.transform.LambdaLift()(mod)")
+        body.append(_build_line(config))
+    if reach >= Reach.RUN:
+        dev = "tvm.cuda()" if config["target"].startswith("cuda") else "tvm.cpu()"
+        body += [*input_lines([i.value for i in call.inputs]), f"vm = relax.VirtualMachine(ex, {dev})",
+                 f"vm['main'](*[tvm.runtime.tensor(a, {dev}) for a in inputs])"]
+    imports = [*(["import numpy as np"] if reach >= Reach.RUN else []), "import tvm", "from tvm import relax"]
+    return finish_short(finding, call, imports, body)

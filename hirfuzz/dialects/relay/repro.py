@@ -14,8 +14,9 @@ import numpy as np
 from ...core.finding import Finding
 from ...core.graph import Graph
 from ...protocol import REPRO_MARK as MARK
-from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, array_code, check_lines, data_lines, docstring,
-                          flatten_lines, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
+from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, Reach, ViolatingCall, array_code, arity_line, call_text,
+                          check_lines, data_lines, docstring, finish_short, flatten_lines, input_lines, pass_call,
+                          source_of, steps_to_show, user_pass_imports)
 
 _FLATTEN = '''
 
@@ -228,3 +229,52 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
     if checks:
         lines += ["outputs = flatten(result)", *checks]
     return "\n".join(lines) + "\n"
+
+
+# --- a disruptive finding's short reproducer: the violating call alone --------------------------
+
+def _var_lines(call: ViolatingCall, prefix: str) -> list[str]:
+    return [f"{prefix}{i.index} = relay.var('{prefix}{i.index}', shape={i.shape!r}, dtype={i.dtype!r})"
+            for i in call.inputs]
+
+
+def _violation_module_lines(call: ViolatingCall, wrapped: bool) -> list[str]:
+    """Relay code making `mod`, type-inferred: main holds the call, or calls the global
+    function (wrap "global") or let-bound closure (wrap "local") that holds it, as the worker
+    built it; main's parameters are x0, x1, ..., the function's a0, a1, ... Relay has no
+    match_cast: a lied parameter is declared with one shape and passed an array of another."""
+    prefix = "a" if wrapped and call.wrap else "x"
+    lines = [*_var_lines(call, prefix), f"call = {call_text(call, 'relay', prefix)}"]
+    if call.tuple_result:
+        lines.append("call = call.astuple() if isinstance(call, relay.expr.TupleWrapper) else call")
+    lines += [*arity_line(call, "relay.Call", "type_args"), "mod = tvm.IRModule()"]
+    inner, outer = _param_list(call, "a"), _param_list(call, "x")
+    if prefix == "x":
+        main = "call"
+    elif call.wrap == "global":
+        lines += ["bad = relay.GlobalVar('bad')", f"mod[bad] = relay.Function({inner}, call)", *_var_lines(call, "x")]
+        main = f"relay.Call(bad, {outer})"
+    else:
+        lines += [*_var_lines(call, "x"), "bad = relay.var('bad')"]
+        main = f"relay.Let(bad, relay.Function({inner}, call), relay.Call(bad, {outer}))"
+    return lines + [f"mod['main'] = relay.Function({outer}, {main})", "mod = relay.transform.InferType()(mod)"]
+
+
+def _param_list(call: ViolatingCall, prefix: str) -> str:
+    return f"[{', '.join(f'{prefix}{i.index}' for i in call.inputs)}]"
+
+
+def render_violation_short(finding: Finding, config: dict, call: ViolatingCall, wrapped: bool) -> str:
+    """repro.py for a disruptive finding: the violating call alone, its inputs the function's
+    parameters (in a global function or closure too where `wrapped`), type-inferred, then
+    as much as the finding's stage needs: the build for its executor, the run on the case's
+    values. A poor diagnostic or a crash fails as TVM fails; a silent acceptance raises while
+    TVM accepts the program. Nothing of hirfuzz's is in it."""
+    reach = Reach.of(finding)
+    body = _violation_module_lines(call, wrapped)
+    if reach >= Reach.BUILD:
+        body += _run_lines(config, [i.value for i in call.inputs], reach >= Reach.RUN)
+    runs = reach >= Reach.RUN
+    imports = [*(["import numpy as np"] if runs else []), "import tvm", "from tvm import relay",
+               *(["from tvm.contrib import graph_executor"] if config["kind"] == "build" and runs else [])]
+    return finish_short(finding, call, imports, body)
