@@ -97,6 +97,14 @@ def _died(proc, finding: Finding, timeout_s: float) -> ReproOutcome | None:
     return None
 
 
+def _exited_alike(finding: Finding, failed: bool) -> bool:
+    """A script that failed without a signal reproduces a worker that exited (out of memory,
+    an uncaught error), never one killed by a signal: a worker that a case's program killed
+    while the script alone merely raises was in a state the script does not recreate (seen:
+    a SIGABRT on expand_dims whose scripts raised the match_cast check's clean error)."""
+    return failed and not str(finding.extra.get("signal") or "").startswith("SIG")  # else "exit"
+
+
 def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: str | None = None,
                      extra_env: dict | None = None) -> ReproOutcome:
     """Run hirfuzz's harness (check.py) alone and say whether it fails the way the fuzzer saw.
@@ -123,9 +131,8 @@ def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: s
         return ReproOutcome(last == f"{MARK} accepted", last or f"exit {proc.returncode}", output[-4000:])
     want = f"{MARK} stage={finding.stage} error={finding.extra.get('exc_type')}"
     if finding.stage == "worker":
-        # the worker died of a signal, but Python may have turned it into an exception
-        return ReproOutcome(proc.returncode != 0 and last != f"{MARK} ok", last or f"exit {proc.returncode}",
-                            output[-4000:])
+        return ReproOutcome(_exited_alike(finding, proc.returncode != 0 and last != f"{MARK} ok"),
+                            last or f"exit {proc.returncode}", output[-4000:])
     return ReproOutcome(last == want, last or f"exit {proc.returncode}", output[-4000:])
 
 
@@ -163,7 +170,7 @@ def check_short_reproducer(script: Path, finding: Finding, timeout_s: float, pyt
     if finding.kind in ("wrong-result", "silent-acceptance"):  # its check failed: TVM's answer was wrong
         return ReproOutcome(raised == "AssertionError", observed, output[-4000:])
     if finding.stage == "worker":
-        return ReproOutcome(bool(raised), observed, output[-4000:])
+        return ReproOutcome(_exited_alike(finding, bool(raised)), observed, output[-4000:])
     alike = bool(raised) and raised == finding.extra.get("exc_type")
     if alike and finding.kind == "poor-diagnostic" and not _same_error(output, raised, finding.signature):
         # a disruptive script holds one call of the program: the same type is not enough,
