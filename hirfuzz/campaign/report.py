@@ -239,7 +239,7 @@ def _disruptive_section(d: dict | None) -> list[str]:
     if forms:
         alone = forms.get("call", 0) + forms.get("call-in-function", 0)
         lines += ["", f"Findings whose repro.py is the violating call alone: {alone}; the whole program "
-                      f"(the call alone did not fail alike): {forms.get('harness', 0)}."]
+                      f"(the call alone did not fail alike, so unconfirmed): {forms.get('harness', 0)}."]
     return lines + [""]
 
 

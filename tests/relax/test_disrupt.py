@@ -226,9 +226,10 @@ def test_a_disruptive_findings_repro_is_the_violating_call_alone_and_fails_as_th
     assert f"Findings whose repro.py is the violating call alone: {alone}; the whole program" in report
 
 
-def test_a_finding_whose_call_alone_does_not_fail_alike_keeps_the_harness_as_its_repro(comparisons_campaign, tmp_path):
+def test_a_finding_whose_call_alone_does_not_fail_alike_is_unconfirmed_with_the_harness(comparisons_campaign, tmp_path):
     """The reducer keeps the first short script that fails as the harness does; where none
-    does, the harness itself is repro.py, the finding stays confirmed and says why. Real
+    does, the failure may be the valid part's, not the violation's: the harness itself is
+    repro.py and the finding goes to unconfirmed, saying why. Real
     scripts, run alone: a poor diagnostic's harness, and as the "short" candidate a silent
     acceptance's script (it raises an AssertionError, not TVM's error)."""
     import threading
@@ -249,12 +250,14 @@ def test_a_finding_whose_call_alone_does_not_fail_alike_keeps_the_harness_as_its
         files = {HARNESS: (poor / HARNESS).read_text(), REPRO: None}
         folder, outcome = reduction.verify_violation(Job("findings", None, finding, "", "k", finding.signature),
                                                      finding, files, scripts)
-        assert (folder, outcome.reproduced, finding.confirmed) == ("findings", True, True)
         assert finding.extra["reproducer"] == form
         if form == "harness":
+            assert (folder, outcome.reproduced, finding.confirmed) == ("unconfirmed", False, False)
             assert HARNESS not in files and files[REPRO] == (poor / HARNESS).read_text()
-            assert "did not fail alike" in finding.extra["call_alone"] and "unconfirmed_reason" not in finding.extra
+            assert "did not fail alike" in finding.extra["call_alone"]
+            assert "valid part" in finding.extra["unconfirmed_reason"]
         else:
+            assert (folder, outcome.reproduced, finding.confirmed) == ("findings", True, True)
             assert files[REPRO] == right and files[HARNESS]
 
 
