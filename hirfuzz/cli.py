@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+from .campaign import DEFAULT_MUTATIONS, DEFAULT_OPS
 from .campaign.raypool import LOCAL as LOCAL_RAY, import_ray
 from .errors import HirfuzzError
 
@@ -66,7 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--iterations", type=_positive_int, metavar="N", help="stop after N cases")
     p.add_argument("--time", type=_positive_float, metavar="SECONDS", dest="time_s",
                    help="stop after this many seconds (without --iterations or --time: run until Ctrl-C)")
-    p.add_argument("--ops", type=_positive_int, default=20, metavar="N", help="operators per graph (default 20)")
+    p.add_argument("--ops", type=_positive_int, default=DEFAULT_OPS, metavar="N",
+                   help=f"operators per graph (default {DEFAULT_OPS}: the most distinct findings an hour of 10, 20 "
+                        "and 40, measured with tools/bench_settings.py)")
     p.add_argument("--out", default="hirfuzz-out", metavar="DIR", help="output folder (default ./hirfuzz-out)")
     p.add_argument("--target", default="llvm", metavar="T,T",
                    help="targets: llvm (default), cuda, or both; the first is the baseline")
@@ -81,8 +84,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --pass-seq: probe the passes, but do not steer generation to what they act on")
     p.add_argument("--no-features", action="store_true",
                    help="lower graphs plainly: no functions, closures or other Relax features")
-    p.add_argument("--mutations", type=int, default=1, metavar="N",
-                   help="mutators applied to make each case's equivalent mutant (default 1; 0: no mutant)")
+    p.add_argument("--mutations", type=int, default=DEFAULT_MUTATIONS, metavar="N",
+                   help="mutators applied to make each case's equivalent mutant, the mutation oracle "
+                        f"(default {DEFAULT_MUTATIONS}: no mutant, which found more distinct findings an hour)")
     p.add_argument("--no-coverage", action="store_true",
                    help="disable coverage guidance (HIRGen's random baseline)")
     p.add_argument("--only-ops", type=_names, metavar="OP,OP", help="generate only these ops")

@@ -23,6 +23,7 @@ from ..core.passes import load_catalog
 from ..core.plan import LoweringPlan
 from ..dialects import dialect_info
 from ..errors import HirfuzzError
+from . import DEFAULT_MUTATIONS, DEFAULT_OPS
 from .cases import Case, CaseMaker
 from .cross import compare_sides, ir_label, open_cross_side, settle
 from .judge import Judge, Oracle, Outcome, Status
@@ -53,7 +54,7 @@ class Settings:
     seed: int = 0
     iterations: int | None = None
     time_s: float | None = None
-    ops: int = 20
+    ops: int = DEFAULT_OPS
     out: str = "hirfuzz-out"
     guided: bool = True
     only_ops: list[str] | None = None
@@ -71,7 +72,7 @@ class Settings:
     pass_seq: list[dict] | None = None     # a pinned sequence (--pass-seq), instead of drawing
     pass_files: list[str] = field(default_factory=list)
     features: bool = True                  # lower with functions, closures and Relax features
-    mutations: int = 1                     # mutators applied to make each case's mutant (0: none)
+    mutations: int = DEFAULT_MUTATIONS     # mutators applied to make each case's mutant (0: none)
     dialect: str = "relax"                 # the IR fuzzed (--ir)
     tvm_python: str | None = None          # the interpreter holding the TVM under test (None: this one)
     tvm_env: dict = field(default_factory=dict)  # what it needs in its environment
