@@ -98,11 +98,12 @@ def _died(proc, finding: Finding, timeout_s: float) -> ReproOutcome | None:
 
 
 def _exited_alike(finding: Finding, failed: bool) -> bool:
-    """A script that failed without a signal reproduces a worker that exited (out of memory,
-    an uncaught error), never one killed by a signal: a worker that a case's program killed
-    while the script alone merely raises was in a state the script does not recreate (seen:
-    a SIGABRT on expand_dims whose scripts raised the match_cast check's clean error)."""
-    return failed and not str(finding.extra.get("signal") or "").startswith("SIG")  # else "exit"
+    """A script that failed without a signal or a hang reproduces a worker that exited (out
+    of memory, an uncaught error), never one killed by a signal or one that hung: a worker
+    that a case's program killed while the script alone merely raises was in a state the
+    script does not recreate (seen: a SIGABRT on expand_dims whose scripts raised the
+    match_cast check's clean error; a disruptive "hang" whose scripts raised it at once)."""
+    return failed and finding.extra.get("signal") == "exit"  # else a signal's name, or "timeout"
 
 
 def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: str | None = None,

@@ -146,15 +146,16 @@ def test_a_silent_acceptance_that_crashes_when_run_again_still_reproduces(tmp_pa
 
 
 def test_a_worker_killed_by_a_signal_is_confirmed_only_by_a_script_killed_by_it(tmp_path):
-    """A worker that a case killed (SIGABRT) while its scripts alone merely raise was in a
-    state the scripts do not recreate: unconfirmed. One that exited (out of memory, an
-    uncaught error) is reproduced by a script that fails."""
+    """A worker that a case killed (SIGABRT) or hung while its scripts alone merely raise
+    was in a state the scripts do not recreate: unconfirmed. One that exited (out of
+    memory, an uncaught error) is reproduced by a script that fails."""
     from hirfuzz.campaign.triage import check_reproducer, check_short_reproducer
     from hirfuzz.core.finding import Finding
     from hirfuzz.protocol import REPRO_MARK as MARK
 
     def worker_death(how):
-        return Finding(kind="crash", oracle="crash", stage="worker", signature=f"crash|worker|{how}",
+        kind = "hang" if how == "timeout" else "crash"
+        return Finding(kind=kind, oracle="crash", stage="worker", signature=f"{kind}|worker|{how}",
                        message="", extra={"signal": how})
 
     scripts = {"abort": "import os\nos.abort()\n",
@@ -164,6 +165,7 @@ def test_a_worker_killed_by_a_signal_is_confirmed_only_by_a_script_killed_by_it(
     for check in (check_reproducer, check_short_reproducer):
         assert check(tmp_path / "abort.py", worker_death("SIGABRT"), timeout_s=20).reproduced
         assert not check(tmp_path / "raise.py", worker_death("SIGABRT"), timeout_s=20).reproduced
+        assert not check(tmp_path / "raise.py", worker_death("timeout"), timeout_s=20).reproduced
         assert check(tmp_path / "raise.py", worker_death("exit"), timeout_s=20).reproduced
 
 
