@@ -42,7 +42,7 @@ def summary(campaign: "Campaign") -> dict:
         "pending": pending,
         "unconfirmed": tables["unconfirmed"],
         "spec_disagreements": tables["spec-disagreements"],
-        "disruptive": _disruptive_summary(campaign, tables["findings"]) if s.mode == "disruptive" else None,
+        "disruptive": _disruptive_summary(campaign, tables["findings"] + tables["unconfirmed"]) if s.mode == "disruptive" else None,
         "cross_ir": _cross_summary(campaign) if campaign.cross is not None else None,
         "ir_features": dict(sorted(campaign.ir_features.items())),
         "mutators": dict(sorted(campaign.mutators_used.items())),
@@ -101,7 +101,7 @@ def _disruptive_summary(campaign: "Campaign", findings: list[dict]) -> dict:
         for stage, n in table.items():
             stages[stage] = stages.get(stage, 0) + n
     # what the findings' repro.py holds: the violating call alone, or the whole program
-    # where the call alone did not fail alike (triage.ReproForm)
+    # where the call alone did not fail alike (triage.ReproForm; those are unconfirmed)
     forms = Counter(row["reproducer"] for row in findings if row["reproducer"])
     return {"classes": classes, "by_class_and_stage": by_class, "by_stage": stages,
             "violation_coverage": len(campaign.coverage.sets["violation"]), "reproducers": dict(sorted(forms.items()))}

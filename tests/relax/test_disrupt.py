@@ -201,8 +201,9 @@ def test_a_lied_variable_keeps_its_real_shape_beside_in_domain_inputs(specs):
 
 @pytest.fixture(scope="module")
 def comparisons_campaign(tmp_path_factory) -> dict:
-    """A short disruptive campaign on ops whose violations TVM 0.27 accepts (outer and
-    less_equal on mixed dtypes) or fails on internally (outer on bool, triu without k)."""
+    """A short disruptive campaign on ops whose violations TVM 0.27 accepts (outer on mixed
+    dtypes; less_equal's are documented, so drawn no more) or fails on internally (outer on
+    bool, triu without k)."""
     out = tmp_path_factory.mktemp("disrupt") / "out"
     proc = run_hirfuzz("--mode", "disruptive", "--iterations", 6, "--ops", 3, "--out", out, "--no-progress",
                        "--seed", 1, "--only-ops", "outer,less_equal,triu")
