@@ -255,10 +255,11 @@ class Campaign:
     def make_ahead(self):
         """Make the next case while the workers build, so that the next worker to answer
         starts it at once instead of waiting for generation and the input search."""
-        if not self.ahead and not self.stopping and not self.out_of_budget():
-            case = self.make_next_case()
-            if case is not None:
-                self.ahead.append(case)
+        if self.ahead or self.stopping or self.time_up():
+            return
+        case = self.make_next_case()  # None once --iterations cases are made
+        if case is not None:
+            self.ahead.append(case)
 
     def with_cross_half(self, case: Case) -> Case:
         if self.cross is not None:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..core.finding import Finding, normalize_message, top_tvm_frame
 from ..protocol import REPRO_MARK as MARK
+from .titles import message_error
 
 REPRO = "repro.py"     # the short script a maintainer reads
 HARNESS = "check.py"   # hirfuzz's harness beside it: every pass's output checked, marks printed
@@ -291,7 +292,7 @@ def _classified(finding: Finding, spec_notes: dict[str, str]) -> tuple[TriageCla
     violation = finding.extra.get("violation")
     if finding.stage == "ill_formed_after_pass":
         blamed = finding.extra.get("blamed_pass")
-        complaint = finding.message.split("ill-formed module: ", 1)[-1].split(" under ", 1)[0]
+        complaint = message_error(finding.to_json())
         return TriageClass.ILL_FORMED_PASS_OUTPUT, (
             Component.PASS, f"well_formed held before {blamed} and failed after it: {complaint[:160]}")
     if violation is not None:
