@@ -11,7 +11,8 @@ alike (it is shared and noisy: compare the rows, not the absolute figures). A se
 `key=value` pairs joined by commas over the flags `ops` and `mutations`.
 
 Per setting the table gives the cases run, the distinct confirmed findings (signatures),
-the distinct subjects they blame (pass or operator: a rough count of root causes), the
+the distinct subjects they blame (the pass, or the kind and stage of a finding without
+passes: a rough count of root causes), the
 findings per hour of the campaign's whole wall time (fuzzing plus finishing its
 reductions), and the findings at half time, from stats.jsonl.
 """
