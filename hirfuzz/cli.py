@@ -158,14 +158,16 @@ def _tvm_interpreter(value: str | None, ray: str | None = None) -> tuple[str | N
     """--tvm-python: a managed environment's name or an interpreter's path; (path, its
     variables, the managed environment's name). With --ray a managed environment is made on
     each node that needs it, and a path is checked there."""
-    if not value:
-        return None, {}, None
+    from .campaign.environment import inherited_tvm_variables
     from .envs import load_environments, resolve_interpreter
+    managed = value if value in load_environments() else None
     if ray is not None:
-        managed = value if value in load_environments() else None
-        return (None if managed else str(Path(value).expanduser().absolute())), {}, managed
+        return (None if managed or not value else str(Path(value).expanduser().absolute())), {}, managed
+    if not value:  # the TVM this Python finds, through the campaign's environment
+        return None, inherited_tvm_variables(), None
     python, env = resolve_interpreter(value)
-    return _check_python(python), env, None
+    # recorded with the campaign, so that a replay from another shell finds the same TVM
+    return _check_python(python), env if managed else inherited_tvm_variables(), None
 
 
 def _check_cross(args):

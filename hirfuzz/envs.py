@@ -164,7 +164,9 @@ def resolve_interpreter(value: str) -> tuple[str, dict]:
                   State.BROKEN: "is broken (its set-up did not finish)",
                   State.OUTDATED: "was set up for other package versions"}[state]
         raise HirfuzzError(f"the {value} environment {detail}: run `python -m hirfuzz setup {value}`")
-    return marker["python"], dict(marker.get("env") or {})
+    # a managed environment's TVM is its own: the campaign's PYTHONPATH (a source build of
+    # another TVM, say) must not shadow it; an empty PYTHONPATH is no PYTHONPATH to Python
+    return marker["python"], {"PYTHONPATH": "", **(marker.get("env") or {})}
 
 
 # --- setting one up ------------------------------------------------------------------------

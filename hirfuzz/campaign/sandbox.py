@@ -20,6 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .environment import worker_environment
 from .triage import check_finding_scripts
 
 READY_TIMEOUT_S = 120
@@ -96,12 +97,7 @@ class Worker:
     def spawn(self):
         cmd = [self.python, "-m", "hirfuzz.worker", "--dialect", self.dialect]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
-        env = {**os.environ, **self.extra_env}
-        env.setdefault("TVM_BACKTRACE", "1")
-        # one thread per worker: --jobs workers share the cores instead of fighting over them
-        env.setdefault("TVM_NUM_THREADS", "1")
-        root = str(Path(__file__).resolve().parents[2])  # the folder holding the hirfuzz package
-        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+        env = worker_environment(self.extra_env)
         with open(self.log_path, "ab") as log:
             try:
                 self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,

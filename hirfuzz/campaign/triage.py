@@ -8,7 +8,6 @@ hirfuzz's problem, said in its own words.
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from ..core.finding import Finding, normalize_message, top_tvm_frame
 from ..protocol import REPRO_MARK as MARK
+from .environment import script_environment
 from .titles import message_error
 
 REPRO = "repro.py"     # the short script a maintainer reads
@@ -66,13 +66,15 @@ def _cpu_limit(seconds: float):
 
 def _run(argv: list[str], script: Path, timeout_s: float, cpu_s: float, python: str | None,
          extra_env: dict | None):
-    """Run a script alone, as a maintainer runs it: no PYTHONPATH of hirfuzz's, under the
-    TVM's interpreter, in its folder. Returns the CompletedProcess, or the TimeoutExpired."""
-    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **(extra_env or {})}
+    """Run a script alone, as a maintainer runs it: under the TVM's interpreter, in the
+    environment that TVM needs (campaign.environment), in its folder, by absolute path (a
+    relative --out named from the campaign's folder means nothing from the script's).
+    Returns the CompletedProcess, or the TimeoutExpired."""
+    script = script.absolute()
     try:
-        return subprocess.run([python or sys.executable, *argv], capture_output=True, text=True,
-                              timeout=timeout_s, cwd=script.parent, env=env, start_new_session=True,
-                              preexec_fn=_cpu_limit(cpu_s))
+        return subprocess.run([python or sys.executable, *argv, str(script)], capture_output=True, text=True,
+                              timeout=timeout_s, cwd=script.parent, env=script_environment(extra_env),
+                              start_new_session=True, preexec_fn=_cpu_limit(cpu_s))
     except subprocess.TimeoutExpired as exc:
         return exc
 
@@ -116,7 +118,7 @@ def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: s
     long, catches a script that hangs asleep.
     """
     hang = finding.kind == "hang"
-    proc = _run([str(script)], script, timeout_s * (2 if hang else 1), timeout_s + (0 if hang else 10),
+    proc = _run([], script, timeout_s * (2 if hang else 1), timeout_s + (0 if hang else 10),
                 python, extra_env)
     died = _died(proc, finding, timeout_s)
     if died is not None:
@@ -156,7 +158,7 @@ def check_short_reproducer(script: Path, finding: Finding, timeout_s: float, pyt
     the same exception type (an AssertionError for a wrong result), the same signal, or a
     hang. Its output, less the line that says what it raised, is what the report shows."""
     hang = finding.kind == "hang"
-    proc = _run(["-c", _RUN_ALONE, script.name], script, timeout_s * (2 if hang else 1),
+    proc = _run(["-c", _RUN_ALONE], script, timeout_s * (2 if hang else 1),
                 timeout_s + (0 if hang else 10), python, extra_env)
     died = _died(proc, finding, timeout_s)
     if died is not None:

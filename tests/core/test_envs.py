@@ -97,7 +97,8 @@ def test_marker_for_other_pins_is_not_used(home):
     marker["packages"] = ["numpy==2.4.6"]
     marker["env"] = {"X": "1"}
     (folder / "hirfuzz-env.json").write_text(json.dumps(marker))
-    assert resolve_interpreter("tiny") == (str(python), {"X": "1"})
+    # a managed environment's TVM is its own: the campaign's PYTHONPATH is cleared for it
+    assert resolve_interpreter("tiny") == (str(python), {"PYTHONPATH": "", "X": "1"})
 
 
 def test_resolve_interpreter_names_the_setup_command(home, monkeypatch):

@@ -81,6 +81,24 @@ def test_a_wrong_result_is_confirmed_and_replays_from_its_script_alone(tmp_path)
     assert replayed.returncode == 1 and "1 still reproduce" in replayed.stdout, replayed.stdout
 
 
+def test_a_source_build_on_pythonpath_does_not_shadow_the_relay_environment(tmp_path):
+    """TVM's documented set-up exports PYTHONPATH=$TVM_HOME/python: a user fuzzing Relax from
+    a source build still runs Relay, and checks its findings, under TVM 0.19."""
+    import sysconfig
+    build = tmp_path / "tvm" / "python"
+    build.mkdir(parents=True)
+    for package in ("tvm", "tvm_ffi"):  # apache-tvm 0.27, laid out as a source build's python/
+        (build / package).symlink_to(Path(sysconfig.get_paths()["purelib"]) / package)
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--ir", "relay", "--tvm-python", "relay", "--no-progress", "--specs",
+                       spec_folder(tmp_path, WRONG_ADD), "--iterations", 1, "--ops", 2, "--executors", "build",
+                       "--no-pass-fuzz", "--out", out, "--jobs", 1, env={"PYTHONPATH": str(build)})
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((out / "campaign.json").read_text())["installation"]["tvm"].startswith("0.19")
+    s = json.loads((out / "summary.json").read_text())
+    assert len(s["findings"]) == 1 and s["unconfirmed"] == [], s["unconfirmed"]
+
+
 def test_relay_under_a_tvm_without_relay_is_one_clear_error(tmp_path):
     """apache-tvm 0.27, the interpreter running these tests, has no tvm.relay."""
     proc = run_hirfuzz("--ir", "relay", "--tvm-python", sys.executable, "--only-ops", "add",
