@@ -9,19 +9,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SPECS = ROOT / "hirfuzz" / "opspecs"
 
-# TVM 0.27 accepts add on bool tensors in type inference, then fails in legalisation:
-# a real, stable crash to plant in a spec set
-BOOL_ADD = """
-ops:
-  - name: add_bool
-    relax: add
-    inputs:
-      - a
-      - {name: b, shape: "a.shape"}
-    constraints: ["b.shape == a.shape"]
-    dtypes: [bool]
-    reference: np.logical_or(a, b)
-"""
+sys.path.insert(0, str(ROOT / "tools"))
+# a real, stable TVM crash to plant in a spec set: add on bool tensors
+from check_user_paths import BOOL_ADD  # noqa: E402,F401
 
 
 @pytest.fixture(scope="session")

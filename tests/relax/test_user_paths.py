@@ -5,31 +5,17 @@ import json
 import os
 import subprocess
 import sys
-import sysconfig
-import venv
 from pathlib import Path
 
 import pytest
 
-from conftest import BOOL_ADD, ROOT, SPECS
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tools"))
+from check_user_paths import hirfuzz as hirfuzz_from, planted_specs, pythonpath_only_tvm  # noqa: E402
 
 # a planted spec whose every case is one real, stable TVM crash (conftest.BOOL_ADD)
 QUICK = ("--iterations", "2", "--ops", "2", "--jobs", "1", "--no-progress")
-
-
-def planted_specs(folder: Path) -> Path:
-    folder.mkdir()
-    (folder / "ops.yaml").write_text(BOOL_ADD)
-    (folder / "tolerances.yaml").write_text((SPECS / "tolerances.yaml").read_text())
-    return folder
-
-
-def hirfuzz_from(cwd: Path, *args, module="hirfuzz", env=None):
-    """`python -m hirfuzz ARGS` run from `cwd`, with hirfuzz importable as installed."""
-    env = dict(os.environ if env is None else env)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
-    return subprocess.run([sys.executable, "-m", module, *map(str, args)], capture_output=True, text=True,
-                          timeout=600, cwd=cwd, env=env)
 
 
 def confirmed_and_lost(out: Path) -> tuple[list, list]:
@@ -54,22 +40,7 @@ def test_a_relative_out_from_another_folder_keeps_every_finding(tmp_path, out_ar
 
 @pytest.fixture(scope="module")
 def tvm_on_pythonpath(tmp_path_factory) -> tuple[Path, Path]:
-    """(a Python whose environment has numpy and the rest but no TVM, a folder holding
-    `tvm` and `tvm_ffi` to put on PYTHONPATH): a source build's set-up, made from the
-    installed packages by links so that no download is needed."""
-    home = tmp_path_factory.mktemp("pythonpath-tvm")
-    venv.create(home / "venv", with_pip=False)
-    python = home / "venv" / "bin" / "python"
-    venv_site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                               capture_output=True, text=True, check=True).stdout.strip()
-    site = Path(sysconfig.get_paths()["purelib"])
-    tvm_path = home / "tvm-build" / "python"
-    tvm_path.mkdir(parents=True)
-    for entry in site.iterdir():
-        if entry.name in ("tvm", "tvm_ffi"):
-            (tvm_path / entry.name).symlink_to(entry)
-        elif not entry.name.startswith(("apache_tvm", "__editable__", "hirfuzz")):
-            (Path(venv_site) / entry.name).symlink_to(entry)
+    python, tvm_path = pythonpath_only_tvm(tmp_path_factory.mktemp("pythonpath-tvm"))
     alone = subprocess.run([python, "-c", "import tvm"], capture_output=True, text=True)
     assert "No module named 'tvm'" in alone.stderr  # the environment alone has no TVM
     return python, tvm_path
