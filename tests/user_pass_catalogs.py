@@ -2,6 +2,7 @@
 campaign given one must say: one line for each broken pass, naming the catalog file, the
 pass and the error, and exit status 2 before any case runs (issue 24, item 7). The passes
 work with any TVM, so both dialects' tests use them."""
+import json
 import subprocess
 from pathlib import Path
 
@@ -30,3 +31,11 @@ def check_refused(proc: subprocess.CompletedProcess, out: Path):
     lines[0] = lines[0].removeprefix("hirfuzz: error: ")
     assert lines == [f"{BROKEN}: pass '{name}' {end}" for name, end in EXPECTED.items()], lines
     assert not (out / "findings").exists() and not (out / "unconfirmed").exists() and not (out / "summary.json").exists()
+
+
+def check_ran(proc: subprocess.CompletedProcess, out: Path, cases: int):
+    """The campaign on the good catalog ran its cases, and found nothing in passes that
+    change nothing."""
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["cases"] == cases and summary["findings"] == [] and summary["unconfirmed"] == [], summary
