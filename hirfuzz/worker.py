@@ -224,10 +224,12 @@ def _user_pass_problem(step: dict, pass_class) -> str | None:
         module = user_module(step)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - whatever the user's module raises
         return f"importing {module_name} raised {_first_line(exc)}"
-    factory = getattr(module, factory_name, None)
+    where = f"module {module_name} ({getattr(module, '__file__', None)})"
+    if not hasattr(module, factory_name):
+        return f"{where} has no attribute '{factory_name}'"
+    factory = getattr(module, factory_name)
     if not callable(factory):
-        what = "no attribute" if factory is None else f"a {type(factory).__name__}, not a function, as"
-        return f"module {module_name} ({getattr(module, '__file__', None)}) has {what} '{factory_name}'"
+        return f"{where}: '{factory_name}' is a {type(factory).__name__}, not a function"
     call = f"{factory_name}({', '.join(f'{k}={v!r}' for k, v in step['args'].items())})"
     try:
         made = factory(**step["args"])

@@ -17,7 +17,6 @@ import types
 from pathlib import Path
 
 import pytest
-import tvm
 from tvm import relax, tirx
 from tvm.runtime import script_printer
 
