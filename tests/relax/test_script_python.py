@@ -10,9 +10,6 @@ HIRFUZZ_TEST_PYTHON312, or this Python if it is 3.12 or later, where there is on
 """
 import ast
 import json
-import os
-import subprocess
-import sys
 import types
 from pathlib import Path
 
@@ -21,22 +18,13 @@ from tvm import relax, tirx
 from tvm.runtime import script_printer
 
 from conftest import run_hirfuzz
+from pythons import python_with_tvm
 from hirfuzz.campaign.triage import check_finding_scripts
 from hirfuzz.core.finding import Finding
 from hirfuzz.dialects.relax.script import module_to_script
 
 PLANTED_DIR = Path(__file__).resolve().parent / "planted"
 PASS = "PlantedRaiseOnSymbolicParam"
-
-
-def _interpreter_with_tvm(variable: str, version: tuple[int, int]) -> str | None:
-    """The interpreter `variable` names, if it is that Python and imports tvm and numpy."""
-    path = os.environ.get(variable)
-    if not path:
-        return None
-    probe = subprocess.run([path, "-c", "import sys, tvm, numpy; print(sys.version_info[:2])"], capture_output=True,
-                           text=True, env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"})
-    return path if probe.returncode == 0 and probe.stdout.strip() == str(version) else None
 
 
 def _symbolic_main():
@@ -63,19 +51,18 @@ def test_a_module_printed_on_python_312_is_written_in_python_310_syntax(monkeypa
 
 
 def test_the_scripts_of_a_finding_with_symbolic_shapes_run_under_python_310(tmp_path):
-    py310 = _interpreter_with_tvm("HIRFUZZ_TEST_PYTHON310", (3, 10))
-    if py310 is None:
-        pytest.skip("no Python 3.10 with apache-tvm and numpy: set HIRFUZZ_TEST_PYTHON310 to one "
-                    "(python3.10 -m venv V && V/bin/pip install numpy apache-tvm==0.27.0.post1)")
-    # the worker prints the module: on 3.12 where there is one, as the issue's campaign did
-    worker = sys.executable if sys.version_info >= (3, 12) else (
-        _interpreter_with_tvm("HIRFUZZ_TEST_PYTHON312", (3, 12)) or sys.executable)
+    """hirfuzz itself runs on 3.10 with its workers on 3.12, as the issue's campaign did; the
+    finding's scripts then run alone under 3.10."""
+    py310, py312 = python_with_tvm((3, 10)), python_with_tvm((3, 12))
+    if py310 is None or py312 is None:
+        pytest.skip("this machine has no Python 3.10 or 3.12 to make an environment from "
+                    "(or name them: HIRFUZZ_TEST_PYTHON310, HIRFUZZ_TEST_PYTHON312)")
     catalog = tmp_path / "mine.yaml"
     catalog.write_text(f'passes:\n  - {{name: {PASS}, import: "planted_passes:raise_on_symbolic_param"}}\n')
     out = tmp_path / "out"
-    proc = run_hirfuzz("--tvm-python", worker, "--passes", catalog, "--pass-seq", PASS, "--iterations", 6,
+    proc = run_hirfuzz("--tvm-python", py312, "--passes", catalog, "--pass-seq", PASS, "--iterations", 6,
                        "--ops", 4, "--seed", 0, "--only-ops", "add,multiply,exp,abs,subtract", "--jobs", 1,
-                       "--no-progress", "--out", out, env={"PYTHONPATH": str(PLANTED_DIR)})
+                       "--no-progress", "--out", out, env={"PYTHONPATH": str(PLANTED_DIR)}, python=py310)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["unconfirmed"] == [], summary["unconfirmed"]
