@@ -31,6 +31,9 @@ class Status(Enum):
     SIGNAL = "signal"
     EXIT = "exit"
     TIMEOUT = "timeout"
+    # its worker ran out of the --max-memory limit (sandbox.Death.memory_limit_mb): the limit's
+    # doing, not a finding; counted, and said
+    OUT_OF_MEMORY = "out-of-memory"
     # disruptive mode: what TVM did with the broken program (core.violations.CLASSES),
     # at a stage (Outcome.stage)
     CLEAN_REJECTION = "clean-rejection"
@@ -100,6 +103,9 @@ class Judge:
 
     def classify(self, case: Case, answer) -> Outcome:
         """What an answer means; no side effects, so the reducer can use it too."""
+        if isinstance(answer, Death) and answer.memory_limit_mb is not None:
+            # no signature: a reduction's trial that runs out of memory fails unlike any finding
+            return Outcome(Status.OUT_OF_MEMORY, log=answer.log_tail)
         if case.disruption is not None:
             return self.classify_disruptive(case, answer)
         if isinstance(answer, Death):
