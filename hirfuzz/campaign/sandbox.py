@@ -47,18 +47,21 @@ class Death:
         return died
 
 
-# what a process says as it runs out of memory: Python, C++ (an uncaught bad_alloc aborts),
-# LLVM ("LLVM ERROR: out of memory", then abort) and the C library (ENOMEM's strerror)
-_OUT_OF_MEMORY = re.compile(r"\bMemoryError\b|std::bad_alloc|out of memory|Cannot allocate memory", re.IGNORECASE)
+# what a process says as it runs out of memory: Python, C++ (std::bad_alloc, which TVM 0.19
+# prints "std: :bad_alloc"; uncaught, it aborts), LLVM ("LLVM ERROR: out of memory", then
+# abort) and the C library (ENOMEM's strerror)
+_OUT_OF_MEMORY = re.compile(r"\bMemoryError\b|\bbad_alloc\b|out of memory|Cannot allocate memory", re.IGNORECASE)
 # a worker idling this close to its address-space limit has no room to build anything: its
 # next death is the limit's, whatever the signal (a stack that cannot grow is a SIGSEGV,
 # and says nothing). Building a 20-operator Relax case takes about 60 MB above starting.
 MEMORY_HEADROOM_MB = 64
 
 
-def memory_evidence(log_tail: str) -> str:
-    """The line of a worker's log that says it ran out of memory, or ""."""
-    return next((ln.strip() for ln in log_tail.splitlines() if _OUT_OF_MEMORY.search(ln)), "")
+def memory_evidence(text: str) -> str:
+    """The line of a worker's log (or of an error it reported) that says it ran out of
+    memory, or "". Under an address-space limit, TVM short of memory raises (a bad_alloc
+    turned into a TVMError) as often as it dies."""
+    return next((ln.strip() for ln in text.splitlines() if _OUT_OF_MEMORY.search(ln)), "")
 
 
 def ran_out_of_memory(log_tail: str, vm_kb: int, max_bytes: int | None) -> bool:
@@ -66,7 +69,7 @@ def ran_out_of_memory(log_tail: str, vm_kb: int, max_bytes: int | None) -> bool:
     using) die of its address-space limit?"""
     if not max_bytes:
         return False
-    if _OUT_OF_MEMORY.search(log_tail):
+    if memory_evidence(log_tail):
         return True
     return vm_kb > 0 and max_bytes - vm_kb * 1024 < MEMORY_HEADROOM_MB * 1024 * 1024
 
