@@ -365,7 +365,7 @@ def serve(dialect_name: str) -> int:
 
 # /proc/self/status's lines -> the reply's keys: resident memory, and the address space
 # (what --max-memory limits) now and at its peak
-_MEMORY_LINES = {"VmRSS:": "rss_kb", "VmSize:": "vm_kb", "VmPeak:": "vm_peak_kb"}
+_MEMORY_LINES = {"VmRSS": "rss_kb", "VmSize": "vm_kb", "VmPeak": "vm_peak_kb"}
 
 
 def _memory_kb() -> dict:
@@ -373,10 +373,10 @@ def _memory_kb() -> dict:
     found = dict.fromkeys(_MEMORY_LINES.values(), 0)
     try:
         with open("/proc/self/status") as f:
-            for line in f:
-                key = _MEMORY_LINES.get(line.split(maxsplit=1)[0] if line.strip() else "")
-                if key:
-                    found[key] = int(line.split()[1])
+            for line in f:  # "VmRSS:\t  201976 kB"
+                name, _, value = line.partition(":")
+                if name in _MEMORY_LINES:
+                    found[_MEMORY_LINES[name]] = int(value.split()[0])
     except OSError:
         pass
     return found
