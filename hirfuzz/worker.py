@@ -376,6 +376,7 @@ def serve(dialect_name: str) -> int:
         from .dialects import load_dialect
         dialect = load_dialect(dialect_name)
         hello.update(dialect.describe_installation())
+        hello.update(_memory_kb())  # what starting took: the coordinator sizes --max-memory advice on it
     except Exception as exc:  # noqa: BLE001 - any failure here means this TVM cannot serve
         what = f"cannot serve the {dialect_name} dialect" if "tvm" in hello else "cannot import TVM"
         hello.update(ready=False, error=f"{what}: {type(exc).__name__}: {exc}")
@@ -404,20 +405,28 @@ def serve(dialect_name: str) -> int:
         reply["worker_s"] = time.perf_counter() - t_start
         reply["decode_s"] = t_start - t_read
         reply["case"] = request.get("case")
-        reply["rss_kb"] = _rss_kb()
+        reply.update(_memory_kb())
         proto_out.write(json.dumps(reply) + "\n")
     return 0
 
 
-def _rss_kb() -> int:
+# /proc/self/status's lines -> the reply's keys: resident memory, and the address space
+# (what --max-memory limits) now and at its peak
+_MEMORY_LINES = {"VmRSS": "rss_kb", "VmSize": "vm_kb", "VmPeak": "vm_peak_kb"}
+
+
+def _memory_kb() -> dict:
+    """This process's memory in kB: {"rss_kb", "vm_kb", "vm_peak_kb"} (0 where unknown)."""
+    found = dict.fromkeys(_MEMORY_LINES.values(), 0)
     try:
         with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
+            for line in f:  # "VmRSS:\t  201976 kB"
+                name, _, value = line.partition(":")
+                if name in _MEMORY_LINES:
+                    found[_MEMORY_LINES[name]] = int(value.split()[0])
     except OSError:
         pass
-    return 0
+    return found
 
 
 def _has_edge(graph: dict | None, edge: list | None) -> bool:

@@ -32,7 +32,7 @@ from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
 from .probe import Prober, direction_of
 from .reducer import PENDING, ReductionHost, Reductions, waiting_under
 from .report import campaign_report
-from .sandbox import Interpreter, Pool, Worker, WorkerError
+from .sandbox import Interpreter, Pool, Worker, WorkerError, memory_evidence
 from .summary import format_summary, summary
 from .timings import add_totals, case_timings
 from .triage import finding_files
@@ -96,6 +96,7 @@ class Counters:
     compared: int = 0         # ran, and at least one result was compared
     compared_fully: int = 0   # strict cases compared whose inputs left no result uncompared
     not_run: int = 0          # built only: every input draw may trap
+    out_of_memory: int = 0    # cases whose worker ran out of --max-memory (not findings)
     spec_disagreements: int = 0
     unconfirmed: int = 0
     findings_hits: int = 0
@@ -496,6 +497,8 @@ class Campaign:
             self.hirfuzz_bug(case, Finding(kind="mutator-error", oracle=Oracle.MUTATION.value, stage="mutate",
                                            signature=f"mutator-error|{normalize_message(answer['mutation_error'])}",
                                            message=answer["mutation_error"][:300], case=case.index))
+        if outcome.status is Status.OUT_OF_MEMORY:
+            self.ran_out_of_memory(case, outcome)
         finding = outcome.finding
         if finding is not None and finding.kind == "mutant-disagreement":
             self.hirfuzz_bug(case, finding)
@@ -516,6 +519,16 @@ class Campaign:
         self._mutators[case.index] = answer.get("mutators", [])
         for name in answer.get("mutators", []):
             self.mutators_used[name] = self.mutators_used.get(name, 0) + 1
+
+    def ran_out_of_memory(self, case: Case, outcome: Outcome):
+        """A case that needed more than --max-memory: the limit's, neither TVM's finding nor
+        a crash; counted, and said the first time."""
+        self.counters.out_of_memory += 1
+        if self.counters.out_of_memory == 1:
+            said = memory_evidence(outcome.log)
+            self.say(f"case {case.index} ran out of the --max-memory limit ({self.s.max_memory_mb} MB per worker)"
+                     f"{f': {said}' if said else ''}; not a finding: such cases are counted (summary.json's "
+                     "out_of_memory), and a larger --max-memory runs them")
 
     def hirfuzz_bug(self, case: Case, finding: Finding):
         """A problem of hirfuzz's own (a mutator that fails or changes results): kept apart."""

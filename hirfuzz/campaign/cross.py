@@ -139,7 +139,7 @@ def _baseline_wrong_result(outcome: Outcome, oracle: Oracle) -> bool:
 def _status_note(label: str, outcome: Outcome) -> str:
     if outcome.status is Status.ERROR:
         return f"{label} fails at {outcome.stage} too"
-    if outcome.status in (Status.SIGNAL, Status.EXIT, Status.TIMEOUT):
+    if outcome.status in (Status.SIGNAL, Status.EXIT, Status.TIMEOUT, Status.OUT_OF_MEMORY):
         return f"{label}: its worker died too ({outcome.status.value})"
     return f"{label}: {outcome.status_text}"
 

@@ -17,7 +17,7 @@ from ..core.oracle import Approximation, compare_results
 from ..core.violations import classify as classify_violation
 from ..protocol import decode_array, describe_config
 from .cases import Case
-from .sandbox import Death
+from .sandbox import Death, memory_evidence
 
 
 class Status(Enum):
@@ -31,6 +31,9 @@ class Status(Enum):
     SIGNAL = "signal"
     EXIT = "exit"
     TIMEOUT = "timeout"
+    # its worker ran out of the --max-memory limit (sandbox.Death.memory_limit_mb): the limit's
+    # doing, not a finding; counted, and said
+    OUT_OF_MEMORY = "out-of-memory"
     # disruptive mode: what TVM did with the broken program (core.violations.CLASSES),
     # at a stage (Outcome.stage)
     CLEAN_REJECTION = "clean-rejection"
@@ -100,6 +103,9 @@ class Judge:
 
     def classify(self, case: Case, answer) -> Outcome:
         """What an answer means; no side effects, so the reducer can use it too."""
+        if isinstance(answer, Death) and answer.memory_limit_mb is not None:
+            # no finding: a reduction's trial that runs out of memory fails unlike any
+            return Outcome(Status.OUT_OF_MEMORY, log=answer.log_tail)
         if case.disruption is not None:
             return self.classify_disruptive(case, answer)
         if isinstance(answer, Death):
@@ -114,18 +120,21 @@ class Judge:
             # TVM refused a program the specs call valid: a spec to fix (or a type inference
             # bug to look at by hand), never reported as a TVM crash
             outcome = self._judge_config(case, answer, case.configs[0], self.crash_oracle)
-            outcome.finding.kind = "spec-disagreement"
+            if outcome.finding is not None:  # not out of memory
+                outcome.finding.kind = "spec-disagreement"
             return outcome
         base = self._judge_config(case, answer, case.configs[0], self.baseline)
         if base.finding is not None or answer["status"] == "error":
             return base
+        memory = None  # a configuration that ran out of memory: the case's outcome, where none fails
         for config, other in zip(case.configs[1:], answer.get("others", [])):
             if other["status"] == "skipped":  # the mutator failed (hirfuzz's own bug), or the
                 continue                      # executor cannot take the program by design
             outcome = self._judge_config(case, other, config, oracle_of(config))
             if outcome.finding is not None:  # the baseline's status counts
                 return Outcome(base.status, base.stage, outcome.finding, outcome.log)
-        return base
+            memory = memory or (outcome if outcome.status is Status.OUT_OF_MEMORY else None)
+        return memory or base
 
     def _judge_config(self, case: Case, reply: dict, config: dict, oracle: Oracle) -> Outcome:
         """One configuration's reply: a crash, a result that differs from the reference, or fine.
@@ -136,6 +145,11 @@ class Judge:
         results on purpose is compared only within the approximation its passes document
         (oracle.Approximation), never exactly.
         """
+        if reply["status"] == "error" and memory_evidence(f"{reply['exc_type']}: {reply['message']}"):
+            # TVM short of its worker's --max-memory raises (a bad_alloc as a TVMError) as often
+            # as it dies: the limit's doing, no crash. (A broken program's, in disruptive mode,
+            # is TVM's answer to it: judged there.)
+            return Outcome(Status.OUT_OF_MEMORY, reply["stage"], log=reply["traceback"])
         if reply["status"] == "error":
             return self._crash(case, reply, config, self.crash_oracle if oracle is self.baseline else oracle)
         if not case.runnable:

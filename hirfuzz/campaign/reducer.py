@@ -16,6 +16,7 @@ finding, which the host files.
 """
 from __future__ import annotations
 
+import copy
 import importlib
 import json
 import os
@@ -241,6 +242,52 @@ class Reductions:
             self.changed.set()
 
 
+def same_failure(found: str, signature: str, oracle_may_change: bool = False) -> bool:
+    """Is a trial's failure (its signature `found`) the finding's (`signature`)? Each step of
+    a reduction is taken only where it is. A crash keeps every part of its signature (the
+    exception's type as `alike_exceptions` has it); a wrong result keeps its kind and oracle
+    (which result differs first may change as the case shrinks). With `oracle_may_change`,
+    the oracle is left out: a pass sequence's failure that its configuration shows with no
+    pass at all is the executor oracle's, and the same failure."""
+    if signature.startswith("wrong-result|"):
+        keep = 1 if oracle_may_change else 2
+        return found.split("|")[:keep] == signature.split("|")[:keep]
+    ours, theirs = _crash_parts(found, oracle_may_change), _crash_parts(signature, oracle_may_change)
+    if len(ours) != len(theirs):
+        return False
+    return all(a == b or (i == _EXC_TYPE and ours[0] == "crash" and alike_exceptions(a, b))
+               for i, (a, b) in enumerate(zip(ours, theirs)))
+
+
+# the oracles that prefix their crashes' signatures (judge.Judge._prefix: the crash oracle's have none)
+_PREFIXES = {o.value for o in Oracle} - {Oracle.CRASH.value}
+_EXC_TYPE = 2  # crash|stage|ExcType|frame|message (core.finding.crash_signature)
+
+
+def _crash_parts(signature: str, without_oracle: bool) -> list[str]:
+    head, _, rest = signature.partition("|")
+    if without_oracle and head in _PREFIXES:
+        signature = rest
+    return signature.split("|", 4)  # the message, last, may hold a "|" itself
+
+
+def alike_exceptions(found: str, expected: str) -> bool:
+    """Are two exception types, as a dialect's worker names them, one failure? The one
+    place that says so for reduction: where a dialect names one failure two ways (Relay's
+    DiagnosticError and TVMError for one type-inference failure), this is where its
+    definition is asked."""
+    return found == expected
+
+
+def _name_passes(finding: Finding, passes: list):
+    """Say the pass sequence a finding fails after, in its message and extra."""
+    if not passes:
+        return
+    finding.extra["passes"] = describe_passes(passes)
+    finding.extra["pass_names"] = [step["name"] for step in passes]
+    finding.message = f"after {finding.extra['passes']}: {finding.message}"
+
+
 class Reduction:
     """One thread's work on one lent worker: turn a job into a saved finding."""
 
@@ -253,24 +300,19 @@ class Reduction:
 
     def finish(self, job: Job):
         host, finding, original = self.host, job.finding, job.case
+        first = copy.deepcopy(finding)  # as first seen: what original/repro.py says it fails with
         case = original
         t0 = time.monotonic()
         if job.folder == "findings" and case.disruption is None:
             case = self.isolate_config(case, finding)
-        failing = case.configs[-1]
-        if self.merged_into_known(job, failing["passes"]):
+        isolated = case
+        if self.merged_into_known(job, case.configs[-1]["passes"]):
             return
         # hangs would cost a time-out per try; disruptive cases are single operators or
         # tied to their graph's node numbering, so they are saved as generated
         if job.folder == "findings" and self.s.reduce and finding.kind != "hang" and case.disruption is None:
-            reduced = self.simplify_lowering(self.reduce(case, finding), finding.signature)
-            if reduced is not case:
-                self.describe_reduced(reduced, finding)
-            case = reduced
-        if failing["passes"]:
-            finding.extra["passes"] = describe_passes(failing["passes"])
-            finding.extra["pass_names"] = [step["name"] for step in failing["passes"]]
-            finding.message = f"after {finding.extra['passes']}: {finding.message}"
+            case = self.reduced(case, finding)
+        _name_passes(finding, case.configs[-1]["passes"])
         with host.lock:
             host.counters.reduce_s += time.monotonic() - t0
         finding.extra["ops"] = len(case.graph.operators)
@@ -280,8 +322,10 @@ class Reduction:
             finding.extra["reduced_from"] = len(original.graph.operators)
         files = self.finding_files(case, finding, job.log)
         if case is not original:
-            orig = self.finding_files(original, finding, job.log)
-            files["original/case.json"] = orig["case.json"]
+            seen = self.as_first_seen(original, first, isolated)
+            _name_passes(first, seen.configs[-1]["passes"])
+            orig = self.finding_files(seen, first, job.log)
+            files["original/case.json"] = json.dumps(self.case_json(original)) + "\n"  # as generated: every configuration
             files["original/repro.py"] = orig[HARNESS if HARNESS in orig else REPRO]
         folder, outcome = job.folder, None
         if folder == "findings" and self.s.verify and case.disruption is not None:
@@ -393,27 +437,30 @@ class Reduction:
         return self.host.classify(case, answer).finding
 
     def fails_alike(self, case, signature: str) -> bool:
-        """Does the case fail the same way? Crashes must keep their signature; a wrong result
-        keeps its kind and oracle (which result differs first may change as the case shrinks)."""
+        """Does the case fail the same way (`same_failure`)?"""
         found = self.finding_of(case)
-        if found is None:
-            return False
-        if signature.startswith("wrong-result|"):
-            return found.signature.split("|")[:2] == signature.split("|")[:2]
-        return found.signature == signature
+        return found is not None and same_failure(found.signature, signature)
 
-    def describe_reduced(self, case, finding: Finding):
-        """The message and detail of the reduced program, not of the one first generated
-        (whose "result 9 (cumsum:uint32)" the reduced program may not even have)."""
-        if self.stop.is_set():
-            raise Interrupted
-        try:
-            answer = self.worker.run_one(case.request, self.s.timeout_s)
-        except WorkerError:
-            return
-        found = self.host.classify(case, answer).finding
-        if found is not None and found.kind == finding.kind and found.oracle == finding.oracle:
+    def reduced(self, case, finding: Finding):
+        """The case reduced (graph, lowering plan, mutant), run once more: its message and
+        detail become the finding's (the first program's "result 9 (cumsum:uint32)" the
+        reduced one may not even have). Where that run fails otherwise (a failure that
+        comes and goes, a worker out of memory), the finding keeps `case`, unreduced, and
+        says so: a finding is never filed under a failure other than its own."""
+        reduced = self.simplify_lowering(self.reduce(case, finding), finding.signature)
+        if reduced is case:
+            return case
+        found = self.finding_of(reduced)
+        if found is not None and same_failure(found.signature, finding.signature):
             finding.message, finding.detail = found.message, found.detail
+            return reduced
+        said = f"failed otherwise: {found.message[:200]}" if found is not None else "did not fail"
+        finding.extra.setdefault("reduction", {})["kept_unreduced"] = (
+            f"run once more, the reduced program ({len(reduced.graph.operators)} operators) {said}; "
+            "the finding keeps its unreduced program")
+        self.host.say(f"the {finding.kind} of case {finding.case}: its reduced program {said[:160]}; "
+                      "kept unreduced")
+        return case
 
     def variant(self, case, graph=None, configs=None, lowering=None):
         """The case with another graph, configurations or lowering; the same inputs' seed."""
@@ -430,8 +477,11 @@ class Reduction:
         config = finding.extra.get("config")
         if finding.stage == "worker" and len(case.configs) > 1:
             config = next((c for c in case.configs
-                           if self.fails_alike(self.variant(case, configs=[c]), finding.signature)),
-                          case.configs[0])
+                           if self.fails_alike(self.variant(case, configs=[c]), finding.signature)), None)
+            if config is None:  # none alone: the case stays whole, the failure its own
+                finding.extra["isolation"] = (f"no configuration alone killed the worker; the case keeps "
+                                              f"all {len(case.configs)}")
+                return case
         config = dict(config or case.configs[0])
         # a wrong result is keyed on its minimal sequence, so it is minimised even with
         # --no-reduce; a crash is keyed on its message, and its sequence is left as found
@@ -454,7 +504,7 @@ class Reduction:
         finding becomes the executor oracle's."""
         alone = {**config, "passes": []}
         found = self.finding_of(self.variant(case, configs=[case.configs[0], alone]))
-        if found is None or found.kind != finding.kind:
+        if found is None or not same_failure(found.signature, finding.signature, oracle_may_change=True):
             return False
         finding.oracle, finding.signature = found.oracle, found.signature
         finding.message, finding.detail = found.message, found.detail
@@ -524,6 +574,21 @@ class Reduction:
             return {"error": why}
         return {"script": reply["script"], "consts": [decode_array(c) for c in reply["consts"]]}
 
+    def as_first_seen(self, original, first: Finding, isolated):
+        """The case as generated, under the configuration its failure was first seen in (for
+        a worker that died, the one isolate_config found to kill it)."""
+        config = first.extra.get("config")
+        if first.stage == "worker" or config is None:
+            return self.variant(original, configs=isolated.configs)
+        configs = [original.configs[0], config] if first.oracle in AGAINST_BASELINE else [config]
+        return self.variant(original, configs=configs)
+
+    def case_json(self, case) -> dict:
+        """case.json: what replays or reduces the case without the generator."""
+        return {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
+                "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption,
+                "configs": case.configs, "lowering": case.lowering}
+
     def finding_files(self, case, finding: Finding, log: str) -> dict:
         config = case.configs[-1]  # the failing one: isolate_config put it last
         expected = None
@@ -545,8 +610,5 @@ class Reduction:
             short = self.violation_scripts(case, finding)[0][1]
         elif "error" not in script:
             short = writer.render_short(finding, config, case.inputs, case.runnable, expected, script)
-        case_json = {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
-                     "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption,
-                     "configs": case.configs, "lowering": case.lowering}
-        return finding_files(finding, case_json, harness, short, log)
+        return finding_files(finding, self.case_json(case), harness, short, log)
 

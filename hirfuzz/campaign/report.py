@@ -326,6 +326,13 @@ def _probe_section(probe: dict | None) -> list[str]:
     return lines
 
 
+def _out_of_memory(memory: dict | None) -> str:
+    if not memory or not memory.get("cases"):
+        return ""
+    return (f"; {memory['cases']} case(s) ran out of the --max-memory limit ({memory['limit_mb']} MB per worker): "
+            "not findings, a larger limit runs them")
+
+
 def campaign_report(out: Path, summary: dict) -> str:
     rows = _stats(out)
     lines = [
@@ -338,7 +345,7 @@ def campaign_report(out: Path, summary: dict) -> str:
         + ("" if summary.get("disruptive") else f"; {summary['valid']} well-formed, {summary['built']} built, "
            f"{summary['compared']} compared with the reference" + _fully(summary)),
         f"- hirfuzz's own share of wall time: {100 * summary['overhead_share']:.1f}%; "
-        f"worker restarts {summary['worker_restarts']}",
+        f"worker restarts {summary['worker_restarts']}" + _out_of_memory(summary.get("out_of_memory")),
         "",
     ] + _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + \
         _probe_section(summary.get("probe")) + [

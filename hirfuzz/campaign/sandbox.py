@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -32,18 +33,56 @@ class Death:
     reason: str            # "signal", "exit" or "timeout"
     signal: str | None
     returncode: int | None
-    log_tail: str
+    log_tail: str          # what this worker process wrote to its log (its last part)
+    # the --max-memory limit (MB) it ran out of, where its end shows it did (`ran_out_of_memory`):
+    # the limit's doing, not TVM's crash
+    memory_limit_mb: int | None = None
 
     def describe(self) -> str:
         if self.reason == "timeout":
             return "hang: no answer within the time limit"
-        if self.reason == "signal":
-            return f"killed by {self.signal}"
-        return f"worker exited with status {self.returncode} (out of memory or an uncaught error)"
+        died = (f"killed by {self.signal}" if self.reason == "signal"
+                else f"worker exited with status {self.returncode} (out of memory or an uncaught error)")
+        if self.memory_limit_mb is not None:
+            return f"ran out of the --max-memory limit ({self.memory_limit_mb} MB): {died}"
+        return died
+
+
+# what a process says as it runs out of memory: Python, C++ (std::bad_alloc, which TVM 0.19
+# prints "std: :bad_alloc"; uncaught, it aborts), LLVM ("LLVM ERROR: out of memory", then
+# abort) and the C library (ENOMEM's strerror)
+_OUT_OF_MEMORY = re.compile(r"\bMemoryError\b|\bbad_alloc\b|out of memory|Cannot allocate memory", re.IGNORECASE)
+# a worker idling this close to its address-space limit has no room to build anything: its
+# next death is the limit's, whatever the signal (a stack that cannot grow is a SIGSEGV,
+# and says nothing). Building a 20-operator Relax case takes about 60 MB above starting.
+MEMORY_HEADROOM_MB = 64
+
+
+def memory_evidence(text: str) -> str:
+    """The line of a worker's log (or of an error it reported) that says it ran out of
+    memory, or "". Under an address-space limit, TVM short of memory raises (a bad_alloc
+    turned into a TVMError) as often as it dies."""
+    return next((ln.strip() for ln in text.splitlines() if _OUT_OF_MEMORY.search(ln)), "")
+
+
+def ran_out_of_memory(log_tail: str, vm_kb: int, max_bytes: int | None) -> bool:
+    """Did a worker that died (its own log output, and the address space it last reported
+    using) die of its address-space limit?"""
+    if not max_bytes:
+        return False
+    if memory_evidence(log_tail):
+        return True
+    return vm_kb > 0 and max_bytes - vm_kb * 1024 < MEMORY_HEADROOM_MB * 1024 * 1024
 
 
 class WorkerError(RuntimeError):
     """The worker could not even start (a broken installation, not a TVM finding)."""
+
+
+def suggested_memory_mb(start_mb: int) -> int:
+    """A --max-memory that leaves a worker that takes `start_mb` to start room to build
+    (about 60 MB for 20 Relax operators; cases reach 100s of operators), in 256 MB steps."""
+    return -(-(start_mb + 512) // 256) * 256
 
 
 def _session_and_limit(max_bytes: int | None, cpu: int | None):
@@ -83,6 +122,8 @@ class Worker:
         self._buffer = b""
         self.answered_at = 0.0     # when it last answered (or died)
         self.pipe: dict = {}       # the case in flight's pipe timings (submit, _read_nonblocking)
+        self.log_start = 0         # where the current process's output begins in the log
+        self.vm_kb = 0             # the address space the current process last said it used
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -94,14 +135,18 @@ class Worker:
         finally:
             self.startup_s += time.monotonic() - t0
 
-    def spawn(self):
+    def spawn(self, limited: bool = True):
+        """Start the process (under the address-space limit unless `limited` is False)."""
         cmd = [self.python, "-m", "hirfuzz.worker", "--dialect", self.dialect]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
+        self.log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
+        self.vm_kb = 0
         env = worker_environment(self.extra_env)
         with open(self.log_path, "ab") as log:
             try:
                 self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                             preexec_fn=_session_and_limit(self.max_bytes, self.cpu), env=env)
+                                             preexec_fn=_session_and_limit(self.max_bytes if limited else None,
+                                                                           self.cpu), env=env)
             except OSError as exc:  # not a program at all (a text file, a folder, gone)
                 raise WorkerError(f"{self.python}: cannot run it as Python ({exc.strerror or exc})") from None
         self._buffer = b""
@@ -110,16 +155,36 @@ class Worker:
 
     def await_ready(self):
         hello = self._read_blocking(READY_TIMEOUT_S)
+        if isinstance(hello, dict) and hello.get("ready"):
+            self.hello = hello
+            self.tvm_version = hello.get("tvm")
+            self.vm_kb = hello.get("vm_kb", 0)
+            return
+        tail = self.log_tail()
+        self.kill()
+        self._refuse_memory_limit()
         if isinstance(hello, dict) and hello.get("error"):
-            self.kill()
             raise WorkerError(f"{self.python} (TVM {hello.get('tvm', 'not found')}): {hello['error']}")
+        raise WorkerError(f"the TVM worker under {self.python} did not start; its log ({self.log_path}) "
+                          f"ends with:\n{tail}")
+
+    def _refuse_memory_limit(self):
+        """Raise a WorkerError naming --max-memory where a worker that failed to start under
+        it starts without it: TVM short of address space fails in ways that do not say so
+        (a missing attribute, a library "not found", an OSError importing). Returns where
+        the limit is not the cause."""
+        if not self.max_bytes:
+            return
+        self.spawn(limited=False)
+        hello = self._read_blocking(READY_TIMEOUT_S)
+        self.kill()
         if not isinstance(hello, dict) or not hello.get("ready"):
-            tail = self.log_tail()
-            self.kill()
-            raise WorkerError(f"the TVM worker under {self.python} did not start; its log ({self.log_path}) "
-                              f"ends with:\n{tail}")
-        self.hello = hello
-        self.tvm_version = hello.get("tvm")
+            return
+        needs_mb = -(-hello.get("vm_peak_kb", 0) // 1024)
+        limit_mb = self.max_bytes // (1024 * 1024)
+        raise WorkerError(f"--max-memory {limit_mb}: too small for a worker to start (it limits each worker's "
+                          f"address space, and {self.dialect} on TVM {hello.get('tvm')} under {self.python} takes "
+                          f"{needs_mb} MB just to start); use --max-memory {suggested_memory_mb(needs_mb)} or more")
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -182,15 +247,17 @@ class Worker:
         got = self._read_nonblocking()
         if isinstance(got, dict):
             self.served += 1
+            self.vm_kb = got.get("vm_kb", self.vm_kb)
             return self._finish(got)
         if got == "eof":
             code = self.proc.wait()
             tail = self.log_tail()
             self.kill()
             self.restarts += 1
+            memory = self.max_bytes // (1024 * 1024) if ran_out_of_memory(tail, self.vm_kb, self.max_bytes) else None
             if code < 0:
-                return self._finish(Death("signal", signal.Signals(-code).name, code, tail))
-            return self._finish(Death("exit", None, code, tail))
+                return self._finish(Death("signal", signal.Signals(-code).name, code, tail, memory))
+            return self._finish(Death("exit", None, code, tail, memory))
         if now >= self.deadline:
             self.kill()
             self.restarts += 1
@@ -251,11 +318,13 @@ class Worker:
                                      extra_env=self.extra_env)
 
     def log_tail(self, limit: int = 6000) -> str:
+        """The last `limit` bytes the current process wrote to the log (not an earlier one's:
+        what a dead worker said is evidence of how it died)."""
         try:
             with open(self.log_path, "rb") as f:
                 f.seek(0, os.SEEK_END)
                 size = f.tell()
-                f.seek(max(0, size - limit))
+                f.seek(max(self.log_start, size - limit))
                 return f.read().decode("utf-8", "replace")
         except OSError:
             return ""

@@ -31,7 +31,10 @@ def summary(campaign: "Campaign") -> dict:
         "nodes": pool.nodes(),  # with --ray: the nodes that ran cases, and how many each
         "cases": c.cases, "valid": c.valid, "built": c.built, "ran": c.ran, "compared": c.compared,
         "compared_fully": c.compared_fully, "domain_unmet": _by_count(c.domain_unmet),
-        "not_run": c.not_run, "skipped_by_design": dict(sorted(c.skipped.items())),
+        "not_run": c.not_run,
+        # cases whose worker ran out of --max-memory: not findings (a larger limit runs them)
+        "out_of_memory": {"cases": c.out_of_memory, "limit_mb": s.max_memory_mb},
+        "skipped_by_design": dict(sorted(c.skipped.items())),
         **_times(campaign),
         "coverage": campaign.coverage.counts(),
         "generation": asdict(campaign.maker.gen_stats),
@@ -145,6 +148,10 @@ def format_summary(data: dict, out: str) -> str:
         f"wall time {100 * data['overhead_share']:.1f}%",
         f"findings: {len(data['findings'])} distinct ({data['finding_hits']} hits)",
     ]
+    memory = data.get("out_of_memory") or {}
+    if memory.get("cases"):
+        lines.insert(-1, f"out of memory: {memory['cases']} case(s) needed more than the --max-memory limit "
+                         f"({memory['limit_mb']} MB): not findings; a larger --max-memory runs them")
     if data["domain_unmet"]:
         lines.insert(-1, "inputs that could not keep an op in its domain (results below it not compared): "
                          + _counts_text(data["domain_unmet"]))

@@ -1,11 +1,16 @@
-"""A finding whose signature changes while it is isolated is still one finding per bug
-(campaign machinery only: no worker, no TVM)."""
+"""A finding whose signature changes while it is isolated is still one finding per bug, and
+no step of a reduction takes a failure other than the finding's (campaign machinery only:
+no TVM; where a worker is needed, one whose answers the test scripts)."""
+import json
 import threading
 
+import pytest
+
 from hirfuzz.campaign.coordinator import Campaign, Settings
-from hirfuzz.campaign.reducer import Job, Reduction
+from hirfuzz.campaign.reducer import Job, Reduction, same_failure
 from hirfuzz.core.finding import Finding
 from hirfuzz.core.spec import load_specs
+from hirfuzz.protocol import encode_array
 
 CRASH = "crash|build|InternalError||Check failed: (!virtual_device->IsFullyUnconstrained())"
 
@@ -39,3 +44,110 @@ def test_an_unchanged_signature_is_finished_as_its_own_finding(tmp_path):
     job = Job("findings", None, finding, "", "key", finding.signature)
     reduction = Reduction(campaign.reductions.host, None, threading.Event(), campaign.reductions.pending)
     assert not reduction.merged_into_known(job, passes=[])
+
+
+# --- a reduction keeps the finding's failure --------------------------------------------------
+
+DEATH = "crash|worker|SIGABRT"
+MIXED = "crash|passes|InternalError||Check failed: (tensor) is false: Expected TensorType"
+
+
+@pytest.mark.parametrize("found,signature,oracle_may_change,same", [
+    (f"pass-order|{CRASH}", f"pass-order|{CRASH}", False, True),
+    (f"pass-order|{CRASH}x", f"pass-order|{CRASH}", False, False),           # another message
+    (f"executor|{CRASH}", f"pass-order|{CRASH}", False, False),              # another oracle...
+    (f"executor|{CRASH}", f"pass-order|{CRASH}", True, True),                # ...where it may change
+    (CRASH.replace("InternalError", "TVMError"), CRASH, False, False),       # another exception
+    # the issue's: a ToMixedPrecision crash whose trial without passes died out of memory
+    (DEATH, f"pass-order|{MIXED}", True, False),
+    (DEATH, "crash|worker|SIGSEGV", False, False),
+    ("wrong-result|pass-order|vm:llvm|FoldConstant", "wrong-result|pass-order|vm:llvm|FoldConstant,Normalize",
+     False, True),                                                           # a wrong result: kind and oracle
+    ("wrong-result|executor|vm:llvm|add:float32", "wrong-result|pass-order|vm:llvm|FoldConstant", False, False),
+    ("wrong-result|executor|vm:llvm|add:float32", "wrong-result|pass-order|vm:llvm|FoldConstant", True, True),
+    (f"pass-order|{CRASH}", "wrong-result|pass-order|vm:llvm|FoldConstant", True, False),
+    # Relay's diagnostics are joined by " | ": a message with "|" in it is one part
+    ("crash|build|DiagnosticError||a | b", "crash|build|DiagnosticError||a | b", False, True),
+    ("crash|build|DiagnosticError||a | c", "crash|build|DiagnosticError||a | b", False, False),
+])
+def test_a_step_is_the_same_failure_only_where_its_signature_is(found, signature, oracle_may_change, same):
+    assert same_failure(found, signature, oracle_may_change) is same
+
+
+class ScriptedWorker:
+    """Stands in for a lent worker: answers each run as `answer(request, runs)` says (`runs`:
+    how often that very request ran before), so a test chooses TVM's failures."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.runs: dict[str, int] = {}
+
+    def run_one(self, request, timeout_s):
+        key = json.dumps(request, sort_keys=True)
+        self.runs[key] = self.runs.get(key, 0) + 1
+        return self.answer(request, self.runs[key] - 1)
+
+
+def crash_reply(message: str) -> dict:
+    return {"status": "error", "stage": "build", "exc_type": "InternalError", "message": message,
+            "traceback": ""}
+
+
+def reduction_of(tmp_path, answer):
+    campaign = Campaign(Settings(out=str(tmp_path / "out"), iterations=0, ops=12, pass_fuzz=False, features=False,
+                                 mutations=0), load_specs(), progress=False)
+    host = campaign.reductions.host
+    return host, Reduction(host, ScriptedWorker(answer), threading.Event(), campaign.reductions.pending)
+
+
+def test_a_reduced_program_that_fails_otherwise_when_run_again_keeps_the_finding_unreduced(tmp_path):
+    # every program fails alike the first time it runs, and otherwise after: the reduced
+    # program, run once more, is seen to fail otherwise (a failure that comes and goes)
+    host, reduction = reduction_of(tmp_path, lambda request, runs: crash_reply(
+        "Check failed: a is false" if runs == 0 else "Check failed: b is false"))
+    case = host.make_case(0)
+    finding = host.classify(case, crash_reply("Check failed: a is false")).finding
+    signature = finding.signature
+    kept = reduction.reduced(case, finding)
+    assert kept is case and len(case.graph.operators) == 12
+    assert finding.signature == signature and "Check failed: a" in finding.message
+    assert "failed otherwise: InternalError: Check failed: b" in finding.extra["reduction"]["kept_unreduced"]
+    assert finding.extra["reduction"]["checks"] > 0  # it did shrink, step by step, before
+
+
+def test_a_reduced_program_that_fails_alike_again_is_kept(tmp_path):
+    host, reduction = reduction_of(tmp_path, lambda request, runs: crash_reply("Check failed: a is false"))
+    case = host.make_case(0)
+    finding = host.classify(case, crash_reply("Check failed: a is false")).finding
+    reduced = reduction.reduced(case, finding)
+    assert len(reduced.graph.operators) == 1 and "kept_unreduced" not in finding.extra["reduction"]
+
+
+@pytest.mark.parametrize("without_passes,executors", [
+    ("Check failed: IsFullyUnconstrained", False),
+    ("type inference failed", True),  # the same failure with no pass: the executor's
+])
+def test_a_configuration_without_passes_takes_the_finding_only_where_it_fails_alike(tmp_path, without_passes,
+                                                                                     executors):
+    """The issue's Relay case: DynamicToStatic's type inference failure; the configuration
+    without the pass failed otherwise (a VM check), which was taken for the same failure
+    (their kinds alone were compared), and the finding became that other crash."""
+    host, reduction = reduction_of(tmp_path, None)
+    case = host.make_case(0)
+    baseline = {"status": "ok", "outputs": [encode_array(f.value) for f in case.expected]}  # NumPy's results
+
+    def answer(request, runs):
+        said = "type inference failed" if request["configs"][1]["passes"] else without_passes
+        return {**baseline, "others": [crash_reply(said)]}
+    reduction.worker.answer = answer
+    config = {**case.configs[0], "passes": [{"name": "DynamicToStatic", "args": {}}]}
+    case = reduction.variant(case, configs=[case.configs[0], config])
+    finding = host.classify(case, answer(case.request, 0)).finding
+    assert finding.oracle == "pass-order" and "type inference failed" in finding.message
+    first = finding.signature
+    assert reduction.fails_without_passes(case, finding, config) is executors
+    assert "type inference failed" in finding.message
+    if executors:
+        assert finding.oracle == "executor" and finding.signature == first.replace("pass-order|", "executor|", 1)
+    else:
+        assert finding.signature == first and finding.oracle == "pass-order"

@@ -59,7 +59,10 @@ def test_dying_workers_are_recorded_and_the_campaign_goes_on(tmp_path):
     s = summary_of(out)
     assert s["cases"] == 10
     kinds = sorted(f["signature"] for f in s["findings"])
-    assert kinds == ["crash|worker|SIGABRT", "crash|worker|SIGSEGV", "crash|worker|exit", "hang|worker|timeout"]
+    # the worker that ran out of --max-memory is the limit's, counted apart: not a crash
+    assert kinds == ["crash|worker|SIGABRT", "crash|worker|SIGSEGV", "hang|worker|timeout"]
+    assert s["out_of_memory"] == {"cases": 1, "limit_mb": 2048}
+    assert "case 7 ran out of the --max-memory limit (2048 MB per worker): MemoryError" in proc.stdout
     assert s["worker_restarts"] == 4
     assert s["built"] == 6  # every other case still ran
 

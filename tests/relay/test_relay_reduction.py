@@ -1,0 +1,42 @@
+"""The reducer keeps a Relay finding's failure: a pass sequence's failure whose configuration
+fails otherwise without the passes stays the pass's finding (issue: DynamicToStatic's type
+inference failure became a VM crash while it was reduced, and the bug appeared nowhere)."""
+import json
+from pathlib import Path
+
+from test_relay_campaign import relay_campaign
+
+CASE = Path(__file__).parent / "data" / "dynamic_to_static_beside_a_vm_crash.json"
+
+
+def test_a_pass_failure_beside_another_crash_is_filed_as_the_pass_failure(tmp_path):
+    out = tmp_path / "out"
+    args = ["--iterations", 1, "--ops", 2, "--only-ops", "abs", "--no-pass-fuzz", "--jobs", 1, "--seed", 3,
+            "--out", out]
+    first = relay_campaign(*args)
+    assert first.returncode == 0, first.stderr
+    # the finding as the campaign kept it when first seen, in pending/: the resume finishes it
+    data = json.loads(CASE.read_text())
+    seen = data["finding"]
+    pending = out / "pending" / "crash-dynamic-to-static"
+    pending.mkdir(parents=True)
+    (pending / "finding.json").write_text(json.dumps(seen))
+    (pending / "case.json").write_text(json.dumps({k: data[k] for k in ("folder", "case", "graph", "disruption",
+                                                                         "configs", "lowering")}))
+    (pending / "log.txt").write_text(data["log"])
+    resumed = relay_campaign(*args)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    entries = summary["findings"] + summary["unconfirmed"]
+    assert [f["signature"] for f in entries] == [seen["signature"]], entries
+    filed = summary["findings"][0]
+    assert filed["oracle"] == "pass-order" and "DynamicToStatic" in filed["message"], filed
+    folder = out / filed["path"]
+    finding = json.loads((folder / "finding.json").read_text())
+    assert finding["confirmed"] and finding["extra"]["pass_names"] == ["DynamicToStatic"]
+    assert "IsFullyUnconstrained" not in (folder / "repro-output.txt").read_text()
+    assert "relay.transform.DynamicToStatic()" in (folder / "repro.py").read_text()
+    # the harnesses (reduced, and as generated) say the failure first seen in their headers
+    for script in (folder / "check.py", folder / "original" / "repro.py"):
+        header = script.read_text().split('"""')[1]
+        assert "type inference pass was unable to infer a type" in header and "DynamicToStatic" in header, header
