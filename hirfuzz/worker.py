@@ -416,8 +416,12 @@ _MEMORY_LINES = {"VmRSS": "rss_kb", "VmSize": "vm_kb", "VmPeak": "vm_peak_kb"}
 
 
 def _memory_kb() -> dict:
-    """This process's memory in kB: {"rss_kb", "vm_kb", "vm_peak_kb"} (0 where unknown)."""
-    found = dict.fromkeys(_MEMORY_LINES.values(), 0)
+    """This process's memory in kB: {"rss_kb", "vm_kb", "vm_peak_kb"} (0 where unknown), and
+    its address-space limit, "limit_kb" (0 for none)."""
+    import resource
+    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
+    found = {**dict.fromkeys(_MEMORY_LINES.values(), 0),
+             "limit_kb": 0 if limit == resource.RLIM_INFINITY else limit // 1024}
     try:
         with open("/proc/self/status") as f:
             for line in f:  # "VmRSS:\t  201976 kB"

@@ -17,7 +17,7 @@ from ..core.oracle import Approximation, compare_results
 from ..core.violations import classify as classify_violation
 from ..protocol import decode_array, describe_config
 from .cases import Case
-from .sandbox import Death, memory_evidence
+from .sandbox import Death, memory_evidence, short_of_room
 
 
 class Status(Enum):
@@ -119,24 +119,25 @@ class Judge:
         if answer["status"] == "error" and answer["stage"] in ("lower", "well_formed"):
             # TVM refused a program the specs call valid: a spec to fix (or a type inference
             # bug to look at by hand), never reported as a TVM crash
-            outcome = self._judge_config(case, answer, case.configs[0], self.crash_oracle)
+            outcome = self._judge_config(case, answer, case.configs[0], self.crash_oracle, short_of_room(answer))
             if outcome.finding is not None:  # not out of memory
                 outcome.finding.kind = "spec-disagreement"
             return outcome
-        base = self._judge_config(case, answer, case.configs[0], self.baseline)
+        cramped = short_of_room(answer)
+        base = self._judge_config(case, answer, case.configs[0], self.baseline, cramped)
         if base.finding is not None or answer["status"] == "error":
             return base
         memory = None  # a configuration that ran out of memory: the case's outcome, where none fails
         for config, other in zip(case.configs[1:], answer.get("others", [])):
             if other["status"] == "skipped":  # the mutator failed (hirfuzz's own bug), or the
                 continue                      # executor cannot take the program by design
-            outcome = self._judge_config(case, other, config, oracle_of(config))
+            outcome = self._judge_config(case, other, config, oracle_of(config), cramped)
             if outcome.finding is not None:  # the baseline's status counts
                 return Outcome(base.status, base.stage, outcome.finding, outcome.log)
             memory = memory or (outcome if outcome.status is Status.OUT_OF_MEMORY else None)
         return memory or base
 
-    def _judge_config(self, case: Case, reply: dict, config: dict, oracle: Oracle) -> Outcome:
+    def _judge_config(self, case: Case, reply: dict, config: dict, oracle: Oracle, cramped: bool = False) -> Outcome:
         """One configuration's reply: a crash, a result that differs from the reference, or fine.
 
         The baseline's crashes are the crash oracle's; a configuration that fails or differs
@@ -145,10 +146,10 @@ class Judge:
         results on purpose is compared only within the approximation its passes document
         (oracle.Approximation), never exactly.
         """
-        if reply["status"] == "error" and memory_evidence(f"{reply['exc_type']}: {reply['message']}"):
+        if reply["status"] == "error" and cramped and memory_evidence(f"{reply['exc_type']}: {reply['message']}"):
             # TVM short of its worker's --max-memory raises (a bad_alloc as a TVMError) as often
-            # as it dies: the limit's doing, no crash. (A broken program's, in disruptive mode,
-            # is TVM's answer to it: judged there.)
+            # as it dies: near the limit, the limit's doing, no crash (sandbox.short_of_room).
+            # (A broken program's, in disruptive mode, is TVM's answer to it: judged there.)
             return Outcome(Status.OUT_OF_MEMORY, reply["stage"], log=reply["traceback"])
         if reply["status"] == "error":
             return self._crash(case, reply, config, self.crash_oracle if oracle is self.baseline else oracle)

@@ -65,6 +65,18 @@ def memory_evidence(text: str) -> str:
     return next((ln.strip() for ln in text.splitlines() if _OUT_OF_MEMORY.search(ln)), "")
 
 
+def short_of_room(answer: dict) -> bool:
+    """Was a worker that reported an error saying it lacked memory near its address-space
+    limit when it answered? Only then is the limit to blame: far from it (a quarter of the
+    limit or more still free), an allocation that fails asked for more than any small
+    generated program needs, which is TVM's bug (a negative size taken as a huge one), and
+    its script, run without the limit, fails alike."""
+    limit_kb, peak_kb = answer.get("limit_kb", 0), answer.get("vm_peak_kb", 0)
+    if not limit_kb or not peak_kb:
+        return False
+    return limit_kb - peak_kb < max(MEMORY_HEADROOM_MB * 1024, limit_kb // 4)
+
+
 def ran_out_of_memory(log_tail: str, vm_kb: int, max_bytes: int | None) -> bool:
     """Did a worker that died (its own log output, and the address space it last reported
     using) die of its address-space limit?"""

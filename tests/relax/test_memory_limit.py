@@ -98,3 +98,22 @@ def test_at_the_edge_of_the_limit_a_real_crash_is_filed_apart_from_the_cases_out
     assert mixed[0]["kind"] == "crash" and mixed[0]["stage"] != "worker"
     finding = json.loads((out / mixed[0]["path"] / "finding.json").read_text())  # absolute or relative to out
     assert finding["confirmed"] and finding["case"] == 2
+
+
+@pytest.mark.parametrize("limit_kb, peak_kb, blamed", [
+    (520 * 1024, 515 * 1024, True),    # at the edge: the limit's doing
+    (8192 * 1024, 600 * 1024, False),  # far from it: an allocation no small program needs, TVM's bug
+    (0, 600 * 1024, False),            # no limit at all
+])
+def test_an_error_that_says_memory_blames_the_limit_only_near_it(limit_kb, peak_kb, blamed):
+    from hirfuzz.campaign.sandbox import short_of_room
+    assert short_of_room({"limit_kb": limit_kb, "vm_peak_kb": peak_kb}) is blamed
+
+
+def test_a_worker_reports_its_limit(tmp_path, specs):
+    w = Worker(tmp_path / "worker.log", max_memory_mb=2048)
+    try:
+        reply = w.run_one(real_case(specs), timeout_s=120)
+    finally:
+        w.close()
+    assert reply["limit_kb"] == 2048 * 1024 and 0 < reply["vm_peak_kb"] < reply["limit_kb"], reply
