@@ -525,7 +525,7 @@ class Campaign:
             known.hits += 1
             return
         name = f"{len(self.own_bugs) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
-        finding.path = str(self.out / "hirfuzz-bugs" / name)
+        finding.path = f"hirfuzz-bugs/{name}"  # relative to the campaign folder, as every path it writes
         case_json = {"case": case.index, "seed": self.s.seed, "graph": case.graph.to_json(),
                      "lowering": case.lowering, "configs": case.configs}
         save_folder(self.out / "hirfuzz-bugs", name, finding_files(finding, case_json, "", finding.detail))
@@ -583,18 +583,18 @@ class Campaign:
         with self.lock:
             table = self.tables[folder]
             name = f"{len(table) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
-            finding.path = str(self.out / folder / name)
+            finding.path = f"{folder}/{name}"  # relative to the campaign folder, as every path it writes
             files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
             save_folder(self.out / folder, name, files)
             table[finding.signature] = finding
             if folder == "unconfirmed":
                 self.counters.unconfirmed += 1
             why = f"\n    {finding.extra['unconfirmed_reason']}" if folder == "unconfirmed" else ""
-            self.say(f"{LABELS[folder]} {name}: {finding.message[:200]}{why}\n    -> {finding.path}/repro.py")
+            self.say(f"{LABELS[folder]} {name}: {finding.message[:200]}{why}\n    -> {self.out / finding.path}/repro.py")
 
     def rewrite_finding_json(self, finding: Finding):
-        folder = Path(finding.path)
-        if finding.path and folder.is_dir():  # Path("") is the working directory
+        folder = self.out / finding.path
+        if finding.path and folder.is_dir():  # Path("") is the campaign folder itself
             write_atomic(folder / "finding.json", json.dumps(finding.to_json(), indent=2) + "\n")
 
     # --- reporting ------------------------------------------------------------------------

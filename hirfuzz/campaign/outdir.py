@@ -13,18 +13,19 @@
     spec-disagreements/  programs TVM rejected although the specs call them valid
     workers/             worker logs
 
-Every file is replaced atomically. A second run with the same folder resumes from the
-last checkpoint: the random stream and coverage continue, cases that were in flight are
-run again, and findings already on disk are known by signature, so none is lost or
-reported twice.
+Every file is replaced atomically, and every path written into summary.json, finding.json
+and report.md is relative to this folder, so a folder moved or shared still works. A
+second run with the same folder resumes from the last checkpoint: the random stream and
+coverage continue, cases that were in flight are run again, and findings already on disk
+are known by signature, so none is lost or reported twice.
 """
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from .. import __version__
@@ -54,7 +55,9 @@ def save_folder(parent: Path, name: str, files: dict[str, str]) -> Path:
     """Write a folder of files (names may hold one '/') so it appears whole or not at all."""
     parent.mkdir(parents=True, exist_ok=True)
     final = parent / name
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=parent))
+    # made by mkdir, so with the modes the umask gives (tempfile.mkdtemp's are 0700)
+    tmp = parent / f".{name}.{uuid.uuid4().hex[:12]}"
+    tmp.mkdir()
     for fname, text in files.items():
         (tmp / fname).parent.mkdir(parents=True, exist_ok=True)
         (tmp / fname).write_text(text)
@@ -149,7 +152,8 @@ class OutDir:
         write_atomic(self.path / STATE, json.dumps({"format": FORMAT, **state}) + "\n")
 
     def saved_findings(self, folder: str) -> list[dict]:
-        """finding.json of every finding folder already on disk (in folder-name order)."""
+        """finding.json of every finding folder already on disk (in folder-name order), its
+        path the folder's where it is now (relative to the campaign's)."""
         found = []
         root = self.path / folder
         if not root.is_dir():
@@ -159,9 +163,12 @@ class OutDir:
             if d.name.startswith(".") or not f.is_file():
                 continue
             try:
-                found.append(json.loads(f.read_text()))
+                data = json.loads(f.read_text())
             except (OSError, ValueError):
-                raise HirfuzzError(f"{f}: unreadable or corrupt; move that folder aside to resume") from None
+                data = None
+            if not isinstance(data, dict):
+                raise HirfuzzError(f"{f}: unreadable or corrupt; move that folder aside to resume")
+            found.append({**data, "path": f"{folder}/{d.name}"})
         return found
 
 

@@ -127,7 +127,7 @@ class Reductions:
     def submit(self, folder: str, case, finding: Finding, log: str):
         """Keep a new finding in pending/ (whole or not at all), then queue it."""
         key = f"{finding.kind}-{short_id(finding.signature)}"
-        finding.path = str(self.root / key)
+        finding.path = f"{PENDING}/{key}"  # relative to the campaign folder
         case_json = {"folder": folder, "case": case.index, "graph": case.graph.to_json(),
                      "disruption": case.disruption, "configs": case.configs, "lowering": case.lowering}
         save_folder(self.root, key, {"finding.json": json.dumps(finding.to_json(), indent=2) + "\n",
@@ -158,7 +158,7 @@ class Reductions:
                 continue
             case = self.host_of(finding).make_case(data["case"], graph, data["disruption"], configs=data["configs"],
                                                    lowering=data["lowering"])
-            finding.path = str(folder)
+            finding.path = f"{PENDING}/{folder.name}"  # relative to the campaign folder
             job = Job(data["folder"], case, finding, log, folder.name, finding.signature)
             self.pending[finding.signature] = job
             self.queue.append(job)

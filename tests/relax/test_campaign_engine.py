@@ -135,11 +135,11 @@ def test_planted_two_op_bug_is_reduced_to_a_few_ops(tmp_path):
     assert len(s["findings"]) == 1
     f = s["findings"][0]
     assert f["reduced_from"] == 16 and f["ops"] <= 3
-    case = json.loads(open(os.path.join(f["path"], "case.json")).read())
+    case = json.loads(open(out / f["path"] / "case.json").read())
     assert {n.get("op") for n in case["graph"]["nodes"]} >= {"abs", "negative"}
-    original = json.loads(open(os.path.join(f["path"], "original", "case.json")).read())
+    original = json.loads(open(out / f["path"] / "original" / "case.json").read())
     assert sum(n["kind"] == "op" for n in original["graph"]["nodes"]) == 16
-    reduction = json.loads(open(os.path.join(f["path"], "finding.json")).read())["extra"]["reduction"]
+    reduction = json.loads(open(out / f["path"] / "finding.json").read())["extra"]["reduction"]
     assert 0 < reduction["checks"] <= 48
 
 
@@ -155,7 +155,7 @@ def test_replay_says_which_findings_still_reproduce(tmp_path):
                             text=True, env=env, timeout=300)
     assert replay.returncode == 1
     assert "1 still reproduce" in replay.stdout
-    bug = open(os.path.join(s["findings"][0]["path"], "bug-report.md")).read()
+    bug = open(out / s["findings"][0]["path"] / "bug-report.md").read()
     assert "**Expected:**" in bug and "R.add(" in bug and "TVM 0.27" in bug
     assert "report.md" in proc.stdout and (out / "report.md").read_text().count("repro.py") >= 1
 
