@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from ..protocol import REPRO_MARK
+from .outdir import OutputError, write_atomic
 from .titles import METADATA_NOTE, collapse_dumps, message_error, shorten, split_exception, title
 
 def _expected(finding: dict, info) -> str:
@@ -391,7 +392,11 @@ def main(argv=None) -> int:
     except (OSError, ValueError) as exc:
         print(f"hirfuzz.report: error: {out}/summary.json: {exc}", file=sys.stderr)
         return 2
-    (out / "report.md").write_text(campaign_report(out, summary))
+    try:
+        write_atomic(out / "report.md", campaign_report(out, summary))
+    except OutputError as exc:
+        print(f"hirfuzz.report: error: {exc}", file=sys.stderr)
+        return 2
     print(out / "report.md")
     return 0
 
