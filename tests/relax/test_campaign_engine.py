@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conftest import BOOL_ADD, ROOT, SPECS, run_hirfuzz
 
 
@@ -218,38 +220,31 @@ def test_corrupt_pending_finding_is_refused(tmp_path):
     assert (broken / "finding.json").read_text() == "{half"  # left for the user to look at
 
 
-def test_ctrl_c_finishes_cases_in_flight_and_keeps_pending_findings(tmp_path):
+# the first Ctrl-C or SIGTERM finishes the cases in flight; each is named on screen
+STOPS = {"ctrl-c": (signal.SIGINT, "interrupted (Ctrl-C)"), "sigterm": (signal.SIGTERM, "terminated (SIGTERM)")}
+
+
+@pytest.mark.parametrize("stop", STOPS)
+def test_ctrl_c_or_sigterm_finishes_cases_in_flight_and_keeps_pending_findings(tmp_path, stop):
+    sent, named = STOPS[stop]
     out = tmp_path / "out"
     proc = start_hirfuzz(planted_args(tmp_path, out, 200, 1), PLANTED_EDGE)
     _wait_for_line(proc, "new crash", timeout_s=120)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sent)
     rest, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, rest
-    assert "finishing" in rest and "Traceback" not in rest
-    s = summary_of(out)
-    assert s["cases"] < 200
-    # the finding is either finished or waits in pending/ for the next run: never lost
-    assert len(s["findings"]) + len(s["pending"]) == 1
-    assert len(s["pending"]) == len([d for d in (out / "pending").iterdir()])
-    assert ("not finished yet" in rest) == bool(s["pending"])
-
-
-def test_sigterm_stops_as_ctrl_c_does_and_says_so_after_the_summary(tmp_path):
-    out = tmp_path / "out"
-    proc = start_hirfuzz(planted_args(tmp_path, out, 200, 1), PLANTED_EDGE)
-    _wait_for_line(proc, "new crash", timeout_s=120)
-    proc.send_signal(signal.SIGTERM)
-    rest, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 0, rest
-    assert "terminated (SIGTERM): finishing" in rest and "Traceback" not in rest
+    assert f"{named}: finishing" in rest and "Traceback" not in rest
     assert "hirfuzz strict: " in rest and f"report: {out}/report.md" in rest  # the summary, on screen
-    assert rest.rstrip().splitlines()[-1].startswith("hirfuzz: terminated (SIGTERM): the campaign stopped early")
+    assert rest.rstrip().splitlines()[-1].startswith(f"hirfuzz: {named}: the campaign stopped early")
     s = summary_of(out)
     assert 0 < s["cases"] < 200
     assert len((out / "stats.jsonl").read_text().splitlines()) == s["cases"]
     assert json.loads((out / "state.json").read_text())["counters"]["cases"] == s["cases"]
     assert "## Findings" in (out / "report.md").read_text()
+    # the finding is either finished or waits in pending/ for the next run: never lost
     assert len(s["findings"]) + len(s["pending"]) == 1
+    assert len(s["pending"]) == len([d for d in (out / "pending").iterdir()])
+    assert ("not finished yet" in rest) == bool(s["pending"])
 
 
 def _kill_after_a_hit_the_checkpoint_missed(proc, out, timeout_s=120):
