@@ -243,8 +243,9 @@ def run(argv=None) -> int:
     campaign = Campaign(settings, specs, progress=not args.no_progress)
     data = campaign.run()
     print(format_summary(data, args.out))
-    if stop_note(campaign):
-        print(stop_note(campaign))
+    note = stop_note(campaign)
+    if note:
+        print(note)
     return 0
 
 

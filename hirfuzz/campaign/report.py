@@ -305,6 +305,12 @@ def _relative(out: Path, path: str) -> str:
     return path
 
 
+def _listed(out: Path, f: dict) -> str:
+    """A pending, unconfirmed or spec-disagreement entry: hits, message, a link to its folder."""
+    rel = _relative(out, f["path"])
+    return f"- x{f['hits']} {f['message'][:120]} ([{rel}]({rel}))" + (f": {f['reason']}" if f.get("reason") else "")
+
+
 def _saved_triage(out: Path, f: dict) -> dict:
     """A finding's class from its finding.json (summaries written before they had one)."""
     try:
@@ -363,10 +369,7 @@ def campaign_report(out: Path, summary: dict) -> str:
                          ("unconfirmed", "Unconfirmed (hirfuzz's problem, not TVM's)"),
                          ("spec_disagreements", "Spec disagreements (TVM rejected programs the specs call valid)")):
         if summary.get(key):
-            lines += [f"## {heading}", ""] + [f"- x{f['hits']} {f['message'][:120]} ([{_relative(out, f['path'])}]"
-                                              f"({_relative(out, f['path'])}))"
-                                              + (f": {f['reason']}" if f.get("reason") else "")
-                                              for f in summary[key]] + [""]
+            lines += [f"## {heading}", ""] + [_listed(out, f) for f in summary[key]] + [""]
     lines += ["## Coverage and findings over time", ""]
     picture = _plot(out, rows) if rows else None
     if picture:
