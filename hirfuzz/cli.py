@@ -225,7 +225,7 @@ def run(argv=None) -> int:
                                               if cross else (None, {}, None))
     jobs = args.jobs or (None if args.ray is not None else os.cpu_count() or 1)
 
-    from .campaign.coordinator import Campaign, Settings, format_summary
+    from .campaign.coordinator import Campaign, Settings, format_summary, stop_note
     settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,
                         ops=args.ops, out=args.out, targets=targets, guided=not args.no_coverage,
                         only_ops=args.only_ops, dtypes=args.dtypes, timeout_s=args.timeout,
@@ -243,6 +243,9 @@ def run(argv=None) -> int:
     campaign = Campaign(settings, specs, progress=not args.no_progress)
     data = campaign.run()
     print(format_summary(data, args.out))
+    note = stop_note(campaign)
+    if note:
+        print(note)
     return 0
 
 

@@ -16,9 +16,10 @@ FUZZER = ("HIRFUZZ", "hirfuzz", "EXPECT_REJECTION", "an invalid program")
 _ABSOLUTE = re.compile(r"""['"(\s](/[\w.+-]+(?:/[\w.+-]+)+)""")
 
 
-def check_maintainer_files(row: dict, pass_dir: Path | None = None) -> tuple[str, str]:
-    """Check a saved finding's repro.py and bug-report.md against the rules; returns both."""
-    folder = Path(row["path"])
+def check_maintainer_files(out: Path, row: dict, pass_dir: Path | None = None) -> tuple[str, str]:
+    """Check a saved finding's repro.py and bug-report.md (its summary.json `row`, of the
+    campaign in `out`) against the rules; returns both."""
+    folder = out / row["path"]
     repro = (folder / "repro.py").read_text()
     report = (folder / "bug-report.md").read_text()
     if row["ops"] <= 3:
@@ -64,13 +65,14 @@ def final_error(proc: subprocess.CompletedProcess) -> str:
 VIOLATION_SCRIPT_LINES = 40
 
 
-def check_violation_scripts(row: dict, python: str, env: dict) -> str:
+def check_violation_scripts(out: Path, row: dict, python: str, env: dict) -> str:
     """Check a disruptive finding's scripts: repro.py (the violating call alone, where
     summary.json says so) is short, holds no path nor hirfuzz's marks, and, run alone, fails
     as check.py (hirfuzz's harness, whole program) fails run alone: a silent acceptance's
     with an AssertionError while TVM accepts the program, a poor diagnostic's with TVM's
-    own error. Returns the kind of script repro.py is (summary.json's `reproducer`)."""
-    folder = Path(row["path"])
+    own error. Returns the kind of script repro.py is (summary.json's `reproducer`). `row` is
+    the finding's in summary.json, of the campaign in `out`."""
+    folder = out / row["path"]
     finding = json.loads((folder / "finding.json").read_text())
     repro, report = (folder / "repro.py").read_text(), (folder / "bug-report.md").read_text()
     assert repro.rstrip() in report  # the report shows the script a maintainer runs

@@ -41,7 +41,7 @@ def measure(out: Path) -> dict:
     summary = json.loads((out / "summary.json").read_text())
     short, harness, fallback = [], [], []
     for row in summary["findings"]:
-        folder = Path(row["path"])
+        folder = out / row["path"]
         if (folder / "check.py").exists():
             short.append(lines(folder / "repro.py"))
             harness.append(lines(folder / "check.py"))

@@ -46,7 +46,7 @@ def result(name: str, folder: Path, started: float) -> dict:
     out = folder / "out"
     summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").is_file() else {}
     found = [f for f in summary.get("findings", []) if name in f["message"]]
-    first = min((os.path.getmtime(Path(f["path"]) / "repro.py") - started for f in found), default=None)
+    first = min((os.path.getmtime(out / f["path"] / "repro.py") - started for f in found), default=None)
     return {"found": bool(found), "first_s": first, "cases": summary.get("cases", 0),
             "builds_saved": summary.get("builds_saved", 0),
             "unconfirmed": sum(1 for f in summary.get("unconfirmed", []) if name in f["message"])}

@@ -76,10 +76,10 @@ def case_prints(seen: list) -> dict:
                               "configs": digest(case.configs)} for case in seen}
 
 
-def finding_print(table: str, row: dict) -> dict:
+def finding_print(out: Path, table: str, row: dict) -> dict:
     """A saved finding: its signature and size, and the case its reproducer was made from
     (after reduction)."""
-    case = json.loads((Path(row["path"]) / "case.json").read_text())
+    case = json.loads((out / row["path"] / "case.json").read_text())
     return {"table": table, "signature": row["signature"], "kind": row["kind"], "oracle": row["oracle"],
             "stage": row["stage"], "hits": row["hits"], "ops": row["ops"], "reduced_from": row["reduced_from"],
             "case": case["case"], "graph": digest(case["graph"]), "lowering": digest(case.get("lowering")),
@@ -111,7 +111,7 @@ def run_campaign(out: Path, specs, **settings) -> dict:
     for line in (out / "stats.jsonl").read_text().splitlines():
         record = json.loads(line)
         cases[str(record["case"])]["status"] = record["status"]
-    findings = sorted((finding_print(table, row) for table in FINDING_TABLES for row in summary[table]),
+    findings = sorted((finding_print(out, table, row) for table in FINDING_TABLES for row in summary[table]),
                       key=lambda f: (f["table"], f["signature"]))
     return {"cases": dict(sorted(cases.items(), key=lambda kv: int(kv[0]))),
             "counts": {k: summary[k] for k in COUNTS}, "findings": findings}

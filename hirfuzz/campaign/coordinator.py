@@ -28,7 +28,7 @@ from .cases import Case, CaseMaker
 from .cross import compare_sides, ir_label, open_cross_side, settle
 from .judge import Judge, Oracle, Outcome, Status
 from .known import KnownFindings, load_known
-from .outdir import FIXED_SETTINGS, OutDir, save_folder, write_atomic
+from .outdir import FIXED_SETTINGS, OutDir, OutputError, save_folder, write_atomic
 from .probe import Prober, direction_of
 from .reducer import PENDING, ReductionHost, Reductions, waiting_under
 from .report import campaign_report
@@ -38,10 +38,12 @@ from .timings import add_totals, case_timings
 from .triage import finding_files
 from .userpasses import check_user_passes
 
-__all__ = ["Campaign", "Counters", "Settings", "format_summary"]  # format_summary: for cli.py
+__all__ = ["Campaign", "Counters", "Settings", "format_summary", "stop_note"]  # the last two: for cli.py
 
 CHECKPOINT_S = 5.0
 SUMMARY_S = 1.0
+# what stops a campaign as Ctrl-C does (the first: finish the cases in flight; the second: at once)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 LABELS = {"findings": "finding", "unconfirmed": "unconfirmed (hirfuzz's problem, not a TVM finding)",
           "spec-disagreements": "spec disagreement"}
 # the statuses of a case whose baseline ran, or at least built
@@ -157,14 +159,19 @@ class Campaign:
         if state:
             self._restore(state)
         self.known = KnownFindings(known, self.counters.known)  # after _restore: it replaces the counters
-        for folder, table in self.tables.items():
+        for folder, table in {**self.tables, "hirfuzz-bugs": self.own_bugs}.items():
             for d in self.out.saved_findings(folder):
                 table[d["signature"]] = Finding(**d)
+        if self.resumed:
+            self.aliases = self.out.saved_aliases()
         self.cross = None if settings.cross_dialect is None else open_cross_side(
             settings, specs, lambda: self.pool.installation_of(settings.cross_dialect).get("tvm"))
         # after _restore: it replaces the counters
         self.reductions = Reductions(self._reduction_host(), self.cross and self._cross_reduction_host())
-        self.reductions.restore({sig for table in self.tables.values() for sig in table} | self.known.signatures)
+        self.reductions.restore({sig for table in self.tables.values() for sig in table} | self.known.signatures,
+                                self.keyed_on)
+        if state is not None:  # after the findings on disk and in pending/ are back
+            self._restore_hits(state.get("hits") if state else {})
         self.pool = make_pool(settings, self.out / "workers")
         self.in_flight: dict[int, Case] = {}
         self._waits: dict[int, float] = {}  # case -> seconds it waited for a worker (campaign.timings)
@@ -173,6 +180,7 @@ class Campaign:
         self.started = time.monotonic()
         self.last_checkpoint = self.last_summary = 0.0
         self.stopping = False
+        self.stopped_by: signal.Signals | None = None  # the signal that stopped the campaign
         self.bar = None
         self.probes = []  # what probing the passes found (core.probe.PassProbe)
 
@@ -211,6 +219,45 @@ class Campaign:
         self.queue = [self.maker.make_case(c["index"], Graph.from_json(c["graph"]), c.get("disruption"),
                                            lowering=c.get("lowering")) for c in state.get("in_flight", [])]
 
+    def keyed_on(self, signature: str) -> str:
+        """The signature a finding first seen under `signature` is keyed on now (a pass-order
+        finding is renamed to its minimal sequence's)."""
+        seen = {signature}
+        while signature in self.aliases and self.aliases[signature] not in seen:
+            signature = self.aliases[signature]
+            seen.add(signature)
+        return signature
+
+    def all_findings(self) -> list[Finding]:
+        """Every finding this campaign holds, once each: saved, pending, and hirfuzz's own bugs."""
+        with self.lock:
+            saved = {f.signature: f for table in self.tables.values() for f in table.values()}
+            # a pending finding already keyed on a saved one's signature was merged into it
+            # (or filed as it), and its hits are there: it leaves pending/ next
+            pending = [job.finding for job in self.reductions.pending.values() if job.finding.signature not in saved]
+            return list(saved.values()) + list(self.own_bugs.values()) + pending
+
+    def _restore_hits(self, saved: dict | None):
+        """Each finding's hits as the checkpoint counted them (None: a checkpoint from before
+        hirfuzz kept them, whose findings keep the hits on disk). The cases judged after the
+        checkpoint run again and count their hits again; a finding first seen after it
+        starts at none, and the case that found it counts it."""
+        if saved is None:
+            return
+        findings = {self.keyed_on(f.signature): f for f in self.all_findings()}
+        on_disk = {signature: f.hits for signature, f in findings.items()}
+        for finding in findings.values():
+            finding.hits = 0
+        for signature, hits in saved.items():
+            keyed_on = self.keyed_on(signature)
+            if keyed_on in findings:
+                findings[keyed_on].hits += hits
+            else:  # renamed after the checkpoint to a finding --known names (known.hit ignores others)
+                self.known.hit(keyed_on, hits)
+        for signature, finding in findings.items():
+            if finding.hits != on_disk[signature] and not finding.path.startswith(PENDING):
+                self.rewrite_finding_json(finding)
+
     def save_progress(self):
         """summary.json every second, the checkpoint every few: all a kill can lose."""
         now = time.monotonic()
@@ -225,8 +272,9 @@ class Campaign:
         pending = sorted(list(self.in_flight.values()) + self.queue + self.ahead, key=lambda c: c.index)
         counters = asdict(self.counters)
         counters["elapsed_s"] = self.elapsed()
+        hits = {finding.signature: finding.hits for finding in self.all_findings()}
         state = {"next_index": self.next_index, "rng": self.maker.gen_rng.bit_generator.state,
-                 "counters": counters, "gen_stats": asdict(self.maker.gen_stats),
+                 "counters": counters, "gen_stats": asdict(self.maker.gen_stats), "hits": hits,
                  "in_flight": [{"index": c.index, "graph": c.graph.to_json(), "disruption": c.disruption,
                                 "lowering": c.lowering} for c in pending]}
         self.out.checkpoint(state, self.coverage.to_json())
@@ -292,25 +340,42 @@ class Campaign:
             self.pool.close()
             raise
         self._open_bar()
-        restore_sigint = self._catch_sigint()
+        try:
+            self.fuzz()
+            if self.reductions.pending:
+                self.say(f"{len(self.reductions.pending)} finding(s) not finished yet, kept in "
+                         f"{self.out / PENDING}; run the same command again to finish them")
+            summary = self.write_summary()
+            write_atomic(self.out / "report.md", campaign_report(self.out.path, summary))
+        except OutputError as exc:
+            raise HirfuzzError(f"{exc}; the campaign stopped there. What it saved before is whole: make room "
+                               f"in {self.out.path} and run the same command again to resume") from None
+        return summary
+
+    def fuzz(self):
+        """The loop, until the budget is spent, a signal stops it or a write fails; then the
+        checkpoint, unless a write failed (the last one is whole, and what came after it
+        was not all written)."""
+        restore_signals = self._catch_stop_signals()
+        failed = False
         try:
             while self.step():
                 self.save_progress()
         except KeyboardInterrupt:
             self.say("stopped: cases in flight will run again when this campaign resumes")
+        except OutputError:
+            failed = True
+            raise
         finally:
-            restore_sigint()
+            restore_signals()
             self.reductions.halt(join_s=5.0)
             self.pool.close()
             if self.bar is not None:
                 self.bar.close()
-            self.checkpoint()
-        if self.reductions.pending:
-            self.say(f"{len(self.reductions.pending)} finding(s) not finished yet, kept in {self.out / PENDING}; "
-                     "run the same command again to finish them")
-        summary = self.write_summary()
-        write_atomic(self.out / "report.md", campaign_report(self.out.path, summary))
-        return summary
+            if not failed:
+                self.checkpoint()
+        if self.reductions.failure is not None:  # a reduction's write failed while the others stopped
+            raise self.reductions.failure
 
     def probe_passes(self):
         """Probe the passes to fuzz (campaign.probe); a pinned sequence's probe steers generation."""
@@ -338,6 +403,8 @@ class Campaign:
 
     def step(self) -> bool:
         """Lend workers to reductions, hand out cases, judge answers; False once all is done."""
+        if self.reductions.failure is not None:
+            raise self.reductions.failure
         self.dispatch()
         if not self.pool.in_flight():
             if not self.reductions.active() and (self.stopping or not self.reductions.queue):
@@ -390,8 +457,9 @@ class Campaign:
         workers = [next(iter(self.pool.idle(d)), None) for d in dialects]
         return None if None in workers else workers
 
-    def _catch_sigint(self):
-        """First Ctrl-C: finish the cases in flight; second: stop at once."""
+    def _catch_stop_signals(self):
+        """First Ctrl-C or SIGTERM: finish the cases in flight; second: stop at once. Either
+        way the checkpoint, summary and report are written."""
         if threading.current_thread() is not threading.main_thread():
             return lambda: None
 
@@ -399,11 +467,13 @@ class Campaign:
             if self.stopping:
                 raise KeyboardInterrupt
             self.stopping = True
+            self.stopped_by = signal.Signals(signum)
             self.reductions.stop.set()
-            self.say(f"finishing {len(self.in_flight)} case(s) in flight (pending findings wait for the next run); "
-                     "Ctrl-C again to stop now")
-        previous = signal.signal(signal.SIGINT, handler)
-        return lambda: signal.signal(signal.SIGINT, previous)
+            again = "Ctrl-C again" if signum == signal.SIGINT else f"another {self.stopped_by.name}"
+            self.say(f"{_stopped_by(self.stopped_by)}: finishing {len(self.in_flight)} case(s) in flight (pending "
+                     f"findings wait for the next run); {again} to stop now")
+        previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
+        return lambda: [signal.signal(signum, earlier) for signum, earlier in previous.items()]
 
     # --- judging answers ------------------------------------------------------------------
 
@@ -428,14 +498,13 @@ class Campaign:
         self._count_progress(outcome)
         self._count_input_search(case, outcome)
         self._record_outcome(case, answer, outcome)
-        with open(self.out / "stats.jsonl", "a") as f:
-            f.write(json.dumps({
-                "case": case.index, "t": round(self.elapsed(), 3), "status": outcome.status_text,
-                "gen_ms": round(case.gen_ms, 3), "findings": len(self.findings),
-                "pending": len(self.reductions.pending),
-                "out_of_domain": case.out_of_domain or None, "coverage": self.coverage.counts(),
-                "timings": timings, "config_timings": config_timings,
-                "builds_saved": answer.get("builds_saved", 0) if isinstance(answer, dict) else 0}) + "\n")
+        self.out.append_stats({
+            "case": case.index, "t": round(self.elapsed(), 3), "status": outcome.status_text,
+            "gen_ms": round(case.gen_ms, 3), "findings": len(self.findings),
+            "pending": len(self.reductions.pending),
+            "out_of_domain": case.out_of_domain or None, "coverage": self.coverage.counts(),
+            "timings": timings, "config_timings": config_timings,
+            "builds_saved": answer.get("builds_saved", 0) if isinstance(answer, dict) else 0})
 
     def _count_timings(self, answer, timings: dict):
         """Stage totals and builds saved, for summary.json."""
@@ -538,10 +607,10 @@ class Campaign:
             known.hits += 1
             return
         name = f"{len(self.own_bugs) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
-        finding.path = str(self.out / "hirfuzz-bugs" / name)
+        finding.path = f"hirfuzz-bugs/{name}"  # relative to the campaign folder, as every path it writes
         case_json = {"case": case.index, "seed": self.s.seed, "graph": case.graph.to_json(),
                      "lowering": case.lowering, "configs": case.configs}
-        save_folder(self.out / "hirfuzz-bugs", name, finding_files(finding, case_json, "", finding.detail))
+        save_folder(self.out / "hirfuzz-bugs", name, finding_files(finding, case_json, "", None, finding.detail))
         self.own_bugs[finding.signature] = finding
         self.say(f"hirfuzz's own bug (not reported as a TVM finding) {name}: {finding.message[:160]}")
 
@@ -579,6 +648,7 @@ class Campaign:
         then added to it, and it is not filed."""
         with self.lock:
             self.aliases[finding.signature] = signature
+            self.out.save_aliases(self.aliases)
             finding.signature = signature
             saved = self.findings.get(signature) or self.unconfirmed.get(signature)
             if saved is not None:
@@ -596,18 +666,18 @@ class Campaign:
         with self.lock:
             table = self.tables[folder]
             name = f"{len(table) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
-            finding.path = str(self.out / folder / name)
+            finding.path = f"{folder}/{name}"  # relative to the campaign folder, as every path it writes
             files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
             save_folder(self.out / folder, name, files)
             table[finding.signature] = finding
             if folder == "unconfirmed":
                 self.counters.unconfirmed += 1
             why = f"\n    {finding.extra['unconfirmed_reason']}" if folder == "unconfirmed" else ""
-            self.say(f"{LABELS[folder]} {name}: {finding.message[:200]}{why}\n    -> {finding.path}/repro.py")
+            self.say(f"{LABELS[folder]} {name}: {finding.message[:200]}{why}\n    -> {self.out / finding.path}/repro.py")
 
     def rewrite_finding_json(self, finding: Finding):
-        folder = Path(finding.path)
-        if finding.path and folder.is_dir():  # Path("") is the working directory
+        folder = self.out / finding.path
+        if finding.path and folder.is_dir():  # Path("") is the campaign folder itself
             write_atomic(folder / "finding.json", json.dumps(finding.to_json(), indent=2) + "\n")
 
     # --- reporting ------------------------------------------------------------------------
@@ -656,6 +726,18 @@ def make_pool(s: Settings, log_dir: Path):
     from .raypool import RayPool, node_interpreter  # imports ray: only with --ray
     return RayPool(s.ray, s.jobs, s.max_memory_mb, s.recycle_after, node_interpreter(main, s.tvm_managed),
                    cross and node_interpreter(cross, s.cross_managed))
+
+
+def _stopped_by(signum: signal.Signals) -> str:
+    return "interrupted (Ctrl-C)" if signum == signal.SIGINT else f"terminated ({signum.name})"
+
+
+def stop_note(campaign: Campaign) -> str | None:
+    """The line a campaign stopped by a signal ends with, after its summary."""
+    if campaign.stopped_by is None:
+        return None
+    return (f"hirfuzz: {_stopped_by(campaign.stopped_by)}: the campaign stopped early, its summary is above; "
+            "run the same command again to resume it")
 
 
 def _tvm_seconds(answer: dict) -> float:

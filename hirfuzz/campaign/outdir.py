@@ -1,7 +1,9 @@
 """The campaign's output folder: layout, checkpoints and resuming (after AFL++'s).
 
     campaign.json        marker: hirfuzz version and the settings that fix the graphs
-    state.json           checkpoint: next case, random stream, counters, cases in flight
+    state.json           checkpoint: next case, random stream, counters, cases in flight,
+                         each finding's hits, and how long stats.jsonl was
+    aliases.json         findings re-keyed while reduced: first signature -> the one filed
     coverage.json        coverage keys (written with each checkpoint)
     stats.jsonl          one line per judged case
     summary.json         the summary, rewritten every second
@@ -13,18 +15,25 @@
     spec-disagreements/  programs TVM rejected although the specs call them valid
     workers/             worker logs
 
-Every file is replaced atomically. A second run with the same folder resumes from the
-last checkpoint: the random stream and coverage continue, cases that were in flight are
-run again, and findings already on disk are known by signature, so none is lost or
-reported twice.
+Every file is replaced atomically, and every path written into summary.json, finding.json
+and report.md is relative to this folder, so a folder moved or shared still works. A
+second run with the same folder resumes from the last checkpoint: the random stream and
+coverage continue, cases that were in flight are run again, and findings already on disk
+are known by signature, so none is lost or reported twice. What was counted after the
+checkpoint is counted again when its cases run again, so it is undone first: the records
+stats.jsonl got after it are cut off, and each finding's hits go back to the checkpoint's.
+
+A write that fails (a full disk, an I/O error) raises OutputError naming the file; it
+leaves no temporary file behind, and what was written before stays whole.
 """
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
-import tempfile
 import time
+import uuid
 from pathlib import Path
 
 from .. import __version__
@@ -32,8 +41,14 @@ from ..errors import HirfuzzError
 
 MARKER = "campaign.json"
 STATE = "state.json"
+STATS = "stats.jsonl"
+ALIASES = "aliases.json"
 FORMAT = 1
 FINDING_FOLDERS = ("findings", "unconfirmed", "spec-disagreements")
+# folders a run writes whole folders into (save_folder): a kill may leave a half one, hidden
+FOLDERS_OF_FOLDERS = FINDING_FOLDERS + ("pending", "hirfuzz-bugs")
+# write_atomic's temporary files (".state.json.tmp1234"), which a kill may leave behind
+_TEMPORARY = re.compile(r"^\..+\.tmp\d+$")
 # settings that decide which graphs a campaign generates: a resume must not change them
 FIXED_SETTINGS = ("mode", "seed", "ops", "targets", "guided", "only_ops", "dtypes", "spec_dir", "dialect",
                   "cross_dialect", "direct")
@@ -41,26 +56,68 @@ FIXED_SETTINGS = ("mode", "seed", "ops", "targets", "guided", "only_ops", "dtype
 SETTING_DEFAULTS = {"dialect": "relax", "cross_dialect": None, "direct": True}
 
 
+class OutputError(HirfuzzError):
+    """A file of the output folder could not be written (a full disk, an I/O error)."""
+
+    def __init__(self, path: Path, exc: OSError):
+        super().__init__(f"cannot write {path}: {exc.strerror or exc}")
+        self.path = path
+
+
 def write_atomic(path: Path, text: str):
+    """Replace `path` with `text`, whole or not at all."""
     tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(path, exc) from None
+
+
+def append_line(path: Path, line: str):
+    """Add one line to `path` (its folder made if need be), whole or not at all (a failed
+    write is cut off again)."""
+    data = memoryview((line + "\n").encode())
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)  # with --ray, no worker logs in workers/
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise OutputError(path, exc) from None
+    try:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        while data:
+            data = data[os.write(fd, data):]
+    except OSError as exc:
+        try:
+            os.ftruncate(fd, start)
+        except OSError:
+            pass  # resuming cuts the file back to the checkpoint anyway
+        raise OutputError(path, exc) from None
+    finally:
+        os.close(fd)
 
 
 def save_folder(parent: Path, name: str, files: dict[str, str]) -> Path:
     """Write a folder of files (names may hold one '/') so it appears whole or not at all."""
-    parent.mkdir(parents=True, exist_ok=True)
     final = parent / name
-    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=parent))
-    for fname, text in files.items():
-        (tmp / fname).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / fname).write_text(text)
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp, final)
+    # made by mkdir, so with the modes the umask gives (tempfile.mkdtemp's are 0700)
+    tmp = parent / f".{name}.{uuid.uuid4().hex[:12]}"
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp.mkdir()
+        for fname, text in files.items():
+            (tmp / fname).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / fname).write_text(text)
+        if final.exists():
+            shutil.rmtree(final)
+        os.replace(tmp, final)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise OutputError(final, exc) from None
     return final
 
 
@@ -115,13 +172,44 @@ class OutDir:
             raise HirfuzzError(f"--out {path}: cannot write there ({exc.strerror or exc})") from None
         state_path = self.path / STATE
         if not state_path.exists():
-            return {}  # killed before the first checkpoint: start over, keep what is on disk
-        state = self._read_json(state_path, path)
-        if not isinstance(state, dict) or state.get("format") != FORMAT:
-            raise HirfuzzError(f"--out {path}: {STATE} is corrupt; refusing to overwrite it")
-        cov_path = self.path / "coverage.json"
-        state["coverage"] = self._read_json(cov_path, path) if cov_path.exists() else {}
+            state = {}  # killed before the first checkpoint: start over, keep the findings on disk
+        else:
+            state = self._read_json(state_path, path)
+            if not isinstance(state, dict) or state.get("format") != FORMAT:
+                raise HirfuzzError(f"--out {path}: {STATE} is corrupt; refusing to overwrite it")
+            cov_path = self.path / "coverage.json"
+            state["coverage"] = self._read_json(cov_path, path) if cov_path.exists() else {}
+        self._remove_leftovers()
+        self._trim_stats(state.get("stats_bytes", None if state else 0))
         return state
+
+    def _remove_leftovers(self):
+        """What a run killed (or stopped by a full disk) while writing left half-written:
+        temporary files, hidden half folders, reproducers being checked."""
+        for entry in self.path.iterdir():
+            if entry.is_file() and _TEMPORARY.match(entry.name):
+                entry.unlink(missing_ok=True)
+        shutil.rmtree(self.path / ".staging", ignore_errors=True)
+        for name in FOLDERS_OF_FOLDERS:
+            root = self.path / name
+            for entry in root.iterdir() if root.is_dir() else []:
+                if entry.name.startswith(".") and entry.is_dir():
+                    shutil.rmtree(entry, ignore_errors=True)
+
+    def _trim_stats(self, keep: int | None):
+        """Cut stats.jsonl back to its length at the checkpoint (`keep`; None: a checkpoint
+        from before hirfuzz noted it), and to whole lines: the cases judged after the
+        checkpoint run again and log again, and a line a kill cut short would swallow the
+        next record appended to it."""
+        path = self.path / STATS
+        if not path.is_file():
+            return
+        try:
+            with open(path, "rb+") as f:
+                size = f.seek(0, os.SEEK_END)
+                f.truncate(_whole_lines_end(f, size if keep is None else min(keep, size)))
+        except OSError as exc:
+            raise OutputError(path, exc) from None
 
     @staticmethod
     def _read_json(file: Path, shown: str):
@@ -144,12 +232,33 @@ class OutDir:
             write_atomic(self.path / MARKER, json.dumps({**meta, "installation": installation}, indent=2) + "\n")
 
     def checkpoint(self, state: dict, coverage: dict):
-        """Coverage first, then the state that refers to it: a kill between leaves both usable."""
+        """Coverage first, then the state that refers to it: a kill between leaves both usable.
+        The state notes how long stats.jsonl is, to cut off what a resume logs again."""
+        stats = self.path / STATS
+        stats_bytes = stats.stat().st_size if stats.is_file() else 0
         write_atomic(self.path / "coverage.json", json.dumps(coverage) + "\n")
-        write_atomic(self.path / STATE, json.dumps({"format": FORMAT, **state}) + "\n")
+        write_atomic(self.path / STATE, json.dumps({"format": FORMAT, **state, "stats_bytes": stats_bytes}) + "\n")
+
+    def save_aliases(self, aliases: dict[str, str]):
+        """Written as each finding is renamed, checkpoint or not: a resume needs all of them to
+        give the hits the checkpoint counted under a first signature to the finding filed."""
+        write_atomic(self.path / ALIASES, json.dumps(aliases, indent=1) + "\n")
+
+    def saved_aliases(self) -> dict[str, str]:
+        path = self.path / ALIASES
+        if not path.is_file():
+            return {}
+        aliases = self._read_json(path, str(self.path))
+        if not isinstance(aliases, dict):
+            raise HirfuzzError(f"--out {self.path}: {ALIASES} is corrupt; move it aside to resume")
+        return aliases
+
+    def append_stats(self, record: dict):
+        append_line(self.path / STATS, json.dumps(record))
 
     def saved_findings(self, folder: str) -> list[dict]:
-        """finding.json of every finding folder already on disk (in folder-name order)."""
+        """finding.json of every finding folder already on disk (in folder-name order), its
+        path the folder's where it is now (relative to the campaign's)."""
         found = []
         root = self.path / folder
         if not root.is_dir():
@@ -159,10 +268,26 @@ class OutDir:
             if d.name.startswith(".") or not f.is_file():
                 continue
             try:
-                found.append(json.loads(f.read_text()))
+                data = json.loads(f.read_text())
             except (OSError, ValueError):
-                raise HirfuzzError(f"{f}: unreadable or corrupt; move that folder aside to resume") from None
+                data = None
+            if not isinstance(data, dict):
+                raise HirfuzzError(f"{f}: unreadable or corrupt; move that folder aside to resume")
+            found.append({**data, "path": f"{folder}/{d.name}"})
         return found
+
+
+def _whole_lines_end(f, end: int) -> int:
+    """Where the last whole line at or before `end` of the binary file `f` ends."""
+    pos = end
+    while pos > 0:
+        start = max(0, pos - 4096)
+        f.seek(start)
+        newline = f.read(pos - start).rfind(b"\n")
+        if newline >= 0:
+            return start + newline + 1
+        pos = start
+    return 0
 
 
 def _versions(installation: dict) -> tuple:

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Callable
 from ..errors import HirfuzzError
 from ..core.plan import LoweringPlan
 from ..core.graph import Graph
-from .outdir import save_folder
+from .outdir import OutputError, append_line, save_folder
 from ..core.oracle import Approximation, judged_facts
 from ..core.passes import describe as describe_passes, minimise_sequence
 from ..core.reduce import reduce_graph
@@ -116,6 +116,7 @@ class Reductions:
         self.threads: list[threading.Thread] = []
         self.stop = threading.Event()
         self.changed = threading.Event()        # a thread finished a job or ended
+        self.failure: OutputError | None = None  # a write that failed: the campaign stops
 
     def host_of(self, finding: Finding) -> ReductionHost:
         """The IR a finding was made in: the second one's findings are its oracle's."""
@@ -128,7 +129,7 @@ class Reductions:
     def submit(self, folder: str, case, finding: Finding, log: str):
         """Keep a new finding in pending/ (whole or not at all), then queue it."""
         key = f"{finding.kind}-{short_id(finding.signature)}"
-        finding.path = str(self.root / key)
+        finding.path = f"{PENDING}/{key}"  # relative to the campaign folder
         case_json = {"folder": folder, "case": case.index, "graph": case.graph.to_json(),
                      "disruption": case.disruption, "configs": case.configs, "lowering": case.lowering}
         save_folder(self.root, key, {"finding.json": json.dumps(finding.to_json(), indent=2) + "\n",
@@ -137,8 +138,9 @@ class Reductions:
         self.pending[finding.signature] = job
         self.queue.append(job)
 
-    def restore(self, known: set[str]):
-        """Queue the findings an earlier run left in pending/; drop those already saved."""
+    def restore(self, known: set[str], keyed_on: Callable[[str], str]):
+        """Queue the findings an earlier run left in pending/; drop those already saved
+        (under the signature `keyed_on` says they have now)."""
         if not self.root.is_dir():
             return
         for folder in sorted(self.root.iterdir()):
@@ -154,12 +156,12 @@ class Reductions:
             except (OSError, ValueError, TypeError, KeyError) as exc:
                 raise HirfuzzError(f"{folder}: unreadable or corrupt pending finding ({exc}); "
                                    "move that folder aside to resume") from None
-            if finding.signature in known:  # saved just before a kill, not yet removed
+            if keyed_on(finding.signature) in known:  # saved just before a kill, not yet removed
                 self.remove(folder.name)
                 continue
             case = self.host_of(finding).make_case(data["case"], graph, data["disruption"], configs=data["configs"],
                                                    lowering=data["lowering"])
-            finding.path = str(folder)
+            finding.path = f"{PENDING}/{folder.name}"  # relative to the campaign folder
             job = Job(data["folder"], case, finding, log, folder.name, finding.signature)
             self.pending[finding.signature] = job
             self.queue.append(job)
@@ -196,6 +198,11 @@ class Reductions:
         os.replace(self.root / key, gone)
         shutil.rmtree(gone, ignore_errors=True)
 
+    def fail(self, exc: "OutputError"):
+        """A write of a thread's failed: no more jobs; the main thread stops the campaign."""
+        self.failure = self.failure or exc
+        self.stop.set()
+
     def active(self) -> int:
         return sum(t.is_alive() for t in self.threads)
 
@@ -222,13 +229,18 @@ class Reductions:
                     reduction.finish(job)
                 except Interrupted:
                     return
+                except OutputError as exc:  # the finding stays pending; the campaign stops
+                    self.fail(exc)
+                    return
                 except Exception:  # a bug of hirfuzz's own: say so, keep the finding pending
                     if self.stop.is_set():
                         return
                     log = host.out / "workers" / "reduction-errors.log"
-                    log.parent.mkdir(exist_ok=True)  # with --ray no worker logs here
-                    with open(log, "a") as f:
-                        f.write(f"--- {job.key}\n{traceback.format_exc()}\n")
+                    try:
+                        append_line(log, f"--- {job.key}\n{traceback.format_exc()}")
+                    except OutputError as exc:
+                        self.fail(exc)
+                        return
                     host.say(f"hirfuzz failed to finish pending/{job.key} (see {log}); it stays pending")
                 else:
                     with host.lock:

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from ..protocol import REPRO_MARK
+from .outdir import OutputError, write_atomic
 from .titles import METADATA_NOTE, collapse_dumps, message_error, shorten, split_exception, title
 
 def _expected(finding: dict, info) -> str:
@@ -278,33 +279,50 @@ def _findings_section(out: Path, findings: list[dict]) -> list[str]:
         return ["None.", ""]
     groups: dict[tuple, list] = {}
     for f in findings:
-        triage = f.get("triage") or _saved_triage(f)
+        triage = f.get("triage") or _saved_triage(out, f)
         groups.setdefault((triage["class"], triage["component"]), []).append((f, triage))
     lines = []
     for (cls, component), items in sorted(groups.items()):
         lines += [f"### {cls}: {component} ({len(items)})", "",
                   "| hits | ops | title | evidence | reproducer |", "|---|---|---|---|---|"]
         for f, triage in items:
-            rel = Path(f["path"]).relative_to(out) if f["path"].startswith(str(out)) else f["path"]
-            cells = [_report_title(f), triage["evidence"]]
+            rel = _relative(out, f["path"])
+            cells = [_report_title(out, f), triage["evidence"]]
             cells = [c[:160].replace("|", "\\|") for c in cells]
             lines.append(f"| {f['hits']} | {f.get('ops', '')} | {cells[0]} | {cells[1]} | [{rel}/repro.py]({rel}/repro.py) |")
         lines.append("")
     return lines
 
 
-def _saved_triage(f: dict) -> dict:
+def _relative(out: Path, path: str) -> str:
+    """A finding's folder relative to the campaign folder, as report.md links it: summary.json
+    has it so; an older summary.json had it absolute, or relative to where hirfuzz ran."""
+    for base in (out, out.resolve(), Path.cwd() / out):
+        try:
+            return Path(path).relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return path
+
+
+def _listed(out: Path, f: dict) -> str:
+    """A pending, unconfirmed or spec-disagreement entry: hits, message, a link to its folder."""
+    rel = _relative(out, f["path"])
+    return f"- x{f['hits']} {f['message'][:120]} ([{rel}]({rel}))" + (f": {f['reason']}" if f.get("reason") else "")
+
+
+def _saved_triage(out: Path, f: dict) -> dict:
     """A finding's class from its finding.json (summaries written before they had one)."""
     try:
-        return json.loads((Path(f["path"]) / "finding.json").read_text())["extra"]["triage"]
+        return json.loads((out / _relative(out, f["path"]) / "finding.json").read_text())["extra"]["triage"]
     except (OSError, ValueError, KeyError):
         return UNCLASSIFIED
 
 
-def _report_title(f: dict) -> str:
+def _report_title(out: Path, f: dict) -> str:
     """The title line of a finding's bug-report.md, or its message where there is none."""
     try:
-        first = (Path(f["path"]) / "bug-report.md").read_text().splitlines()[0]
+        first = (out / _relative(out, f["path"]) / "bug-report.md").read_text().splitlines()[0]
     except (OSError, IndexError):
         return f["message"]
     return first.removeprefix("### ")
@@ -358,9 +376,7 @@ def campaign_report(out: Path, summary: dict) -> str:
                          ("unconfirmed", "Unconfirmed (hirfuzz's problem, not TVM's)"),
                          ("spec_disagreements", "Spec disagreements (TVM rejected programs the specs call valid)")):
         if summary.get(key):
-            lines += [f"## {heading}", ""] + [f"- x{f['hits']} {f['message'][:120]} ({f['path']})"
-                                              + (f": {f['reason']}" if f.get("reason") else "")
-                                              for f in summary[key]] + [""]
+            lines += [f"## {heading}", ""] + [_listed(out, f) for f in summary[key]] + [""]
     lines += ["## Coverage and findings over time", ""]
     picture = _plot(out, rows) if rows else None
     if picture:
@@ -386,7 +402,11 @@ def main(argv=None) -> int:
     except (OSError, ValueError) as exc:
         print(f"hirfuzz.report: error: {out}/summary.json: {exc}", file=sys.stderr)
         return 2
-    (out / "report.md").write_text(campaign_report(out, summary))
+    try:
+        write_atomic(out / "report.md", campaign_report(out, summary))
+    except OutputError as exc:
+        print(f"hirfuzz.report: error: {exc}", file=sys.stderr)
+        return 2
     print(out / "report.md")
     return 0
 

@@ -111,6 +111,7 @@ def _disruptive_summary(campaign: "Campaign", findings: list[dict]) -> dict:
 
 
 def finding_row(f: Finding) -> dict:
+    """A finding as summary.json lists it; its path is relative to the campaign folder."""
     return {"signature": f.signature, "kind": f.kind, "oracle": f.oracle, "stage": f.stage,
             "path": f.path, "hits": f.hits, "message": f.message, "ops": f.extra.get("ops"),
             "reduced_from": f.extra.get("reduced_from"), "reason": f.extra.get("unconfirmed_reason"),
@@ -162,7 +163,7 @@ def format_summary(data: dict, out: str) -> str:
     for f in data["findings"]:
         size = f" [{f['reduced_from']} -> {f['ops']} ops]" if f.get("reduced_from") else ""
         lines.append(f"  [{f['kind']}] x{f['hits']}{size} {f['message'][:150]}")
-        lines.append(f"      {f['path']}/repro.py")
+        lines.append(f"      {os.path.join(out, f['path'], 'repro.py')}")
     if data.get("known_hits"):
         lines.append(f"known findings (--known): {data['known_hits']} hits of "
                      f"{len(data['known_hits_by_signature'])}, not filed again")
@@ -172,7 +173,7 @@ def format_summary(data: dict, out: str) -> str:
     if data["unconfirmed"]:
         lines.append(f"unconfirmed (hirfuzz's problem, not TVM's): {len(data['unconfirmed'])}")
         for f in data["unconfirmed"]:
-            lines.append(f"  {f['message'][:100]}\n      {f.get('reason') or ''}\n      {f['path']}")
+            lines.append(f"  {f['message'][:100]}\n      {f.get('reason') or ''}\n      {os.path.join(out, f['path'])}")
     if data["spec_disagreements"]:
         lines.append(f"spec disagreements (TVM rejected a program the specs call valid): "
                      f"{len(data['spec_disagreements'])}, see {out}/spec-disagreements/")

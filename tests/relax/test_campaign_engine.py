@@ -7,6 +7,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from conftest import BOOL_ADD, ROOT, SPECS, run_hirfuzz
 
 
@@ -138,11 +140,11 @@ def test_planted_two_op_bug_is_reduced_to_a_few_ops(tmp_path):
     assert len(s["findings"]) == 1
     f = s["findings"][0]
     assert f["reduced_from"] == 16 and f["ops"] <= 3
-    case = json.loads(open(os.path.join(f["path"], "case.json")).read())
+    case = json.loads(open(out / f["path"] / "case.json").read())
     assert {n.get("op") for n in case["graph"]["nodes"]} >= {"abs", "negative"}
-    original = json.loads(open(os.path.join(f["path"], "original", "case.json")).read())
+    original = json.loads(open(out / f["path"] / "original" / "case.json").read())
     assert sum(n["kind"] == "op" for n in original["graph"]["nodes"]) == 16
-    reduction = json.loads(open(os.path.join(f["path"], "finding.json")).read())["extra"]["reduction"]
+    reduction = json.loads(open(out / f["path"] / "finding.json").read())["extra"]["reduction"]
     assert 0 < reduction["checks"] <= 48
 
 
@@ -158,7 +160,7 @@ def test_replay_says_which_findings_still_reproduce(tmp_path):
                             text=True, env=env, timeout=300)
     assert replay.returncode == 1
     assert "1 still reproduce" in replay.stdout
-    bug = open(os.path.join(s["findings"][0]["path"], "bug-report.md")).read()
+    bug = open(out / s["findings"][0]["path"] / "bug-report.md").read()
     assert "**Expected:**" in bug and "R.add(" in bug and "TVM 0.27" in bug
     assert "report.md" in proc.stdout and (out / "report.md").read_text().count("repro.py") >= 1
 
@@ -221,17 +223,64 @@ def test_corrupt_pending_finding_is_refused(tmp_path):
     assert (broken / "finding.json").read_text() == "{half"  # left for the user to look at
 
 
-def test_ctrl_c_finishes_cases_in_flight_and_keeps_pending_findings(tmp_path):
+# the first Ctrl-C or SIGTERM finishes the cases in flight; each is named on screen
+STOPS = {"ctrl-c": (signal.SIGINT, "interrupted (Ctrl-C)"), "sigterm": (signal.SIGTERM, "terminated (SIGTERM)")}
+
+
+@pytest.mark.parametrize("stop", STOPS)
+def test_ctrl_c_or_sigterm_finishes_cases_in_flight_and_keeps_pending_findings(tmp_path, stop):
+    sent, named = STOPS[stop]
     out = tmp_path / "out"
     proc = start_hirfuzz(planted_args(tmp_path, out, 200, 1), PLANTED_EDGE)
     _wait_for_line(proc, "new crash", timeout_s=120)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sent)
     rest, _ = proc.communicate(timeout=120)
     assert proc.returncode == 0, rest
-    assert "finishing" in rest and "Traceback" not in rest
+    assert f"{named}: finishing" in rest and "Traceback" not in rest
+    assert "hirfuzz strict: " in rest and f"report: {out}/report.md" in rest  # the summary, on screen
+    assert rest.rstrip().splitlines()[-1].startswith(f"hirfuzz: {named}: the campaign stopped early")
     s = summary_of(out)
-    assert s["cases"] < 200
+    assert 0 < s["cases"] < 200
+    assert len((out / "stats.jsonl").read_text().splitlines()) == s["cases"]
+    assert json.loads((out / "state.json").read_text())["counters"]["cases"] == s["cases"]
+    assert "## Findings" in (out / "report.md").read_text()
     # the finding is either finished or waits in pending/ for the next run: never lost
     assert len(s["findings"]) + len(s["pending"]) == 1
     assert len(s["pending"]) == len([d for d in (out / "pending").iterdir()])
     assert ("not finished yet" in rest) == bool(s["pending"])
+
+
+def _kill_after_a_hit_the_checkpoint_missed(proc, out, timeout_s=120):
+    """SIGKILL the campaign (one finding) just after a hit of its finding that the last
+    checkpoint has not counted: the resumed run judges that case again."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+        try:
+            counted = json.loads((out / "state.json").read_text())["counters"]["findings_hits"]
+            on_disk = [json.loads(f.read_text())["hits"] for f in (out / "findings").glob("*/finding.json")]
+        except (OSError, ValueError):
+            continue  # not written yet, or being replaced
+        if on_disk and on_disk[0] > counted:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            return
+    raise AssertionError("no hit came after a checkpoint before the campaign ended")
+
+
+def test_a_campaign_killed_after_a_checkpoint_resumes_counting_each_hit_and_case_once(tmp_path):
+    out = tmp_path / "out"
+    args = ["--specs", small_specs(tmp_path, BOOL_ADD), "--iterations", 50, "--ops", 3, "--out", out, "--jobs", 1,
+            "--no-progress", "--no-verify", "--no-reduce", "--seed", 2, *PLAIN]
+    proc = start_hirfuzz(args, {})
+    _kill_after_a_hit_the_checkpoint_missed(proc, out)
+    with open(out / "stats.jsonl", "a") as f:
+        f.write('{"case": 7, "t": 1.')  # what a kill in the middle of a write leaves
+    resumed = run_hirfuzz(*args)
+    assert resumed.returncode == 0, resumed.stderr
+    records = [json.loads(line) for line in (out / "stats.jsonl").read_text().splitlines()]  # every line whole
+    assert sorted(r["case"] for r in records) == list(range(50))  # each case logged once
+    crashed = sum(r["status"] == "error:build" for r in records)  # the bool add crash, each time it was hit
+    s = summary_of(out)
+    assert len(s["findings"]) == 1 and s["findings"][0]["hits"] == s["finding_hits"] == crashed > 1, s["findings"]
+    assert json.loads((out / s["findings"][0]["path"] / "finding.json").read_text())["hits"] == crashed

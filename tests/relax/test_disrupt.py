@@ -144,12 +144,12 @@ def test_disruptive_campaign_end_to_end(tmp_path):
         assert f["kind"] in ("poor-diagnostic", "crash", "silent-acceptance")
         assert f["oracle"] == "disruptive"
         # a triage class follows from what TVM did with the invalid program, with the evidence
-        violation = json.loads(open(f"{f['path']}/finding.json").read())["extra"]["violation"]
+        violation = json.loads(open(out / f["path"] / "finding.json").read())["extra"]["violation"]
         want = {"poor-diagnostic": {"poor diagnostic"}, "crash": {"poor diagnostic"},
                 "silent-acceptance": {"silent acceptance", "documented limitation"}}[f["kind"]]
         assert f["triage"]["class"] in want and violation["op"] in f["triage"]["evidence"], f["triage"]
         # its title: the violation's op first, what TVM did with it, TVM's error in its essence
-        heading = open(f"{f['path']}/bug-report.md").readline().removeprefix("### ").strip()
+        heading = open(out / f["path"] / "bug-report.md").readline().removeprefix("### ").strip()
         assert heading.startswith(f"[Bug][Relax] {violation['op']}") and len(heading) <= 100, heading
         assert not any(noise in heading for noise in ("InternalError:", "Check failed", ") is false")), heading
         assert f"### {f['triage']['class']}: {f['triage']['component']} (" in (out / "report.md").read_text()
@@ -200,30 +200,30 @@ def test_a_lied_variable_keeps_its_real_shape_beside_in_domain_inputs(specs):
 
 
 @pytest.fixture(scope="module")
-def comparisons_campaign(tmp_path_factory) -> dict:
+def comparisons_campaign(tmp_path_factory) -> tuple[Path, dict]:
     """A short disruptive campaign on ops whose violations TVM 0.27 accepts (outer on mixed
     dtypes; less_equal's are documented, so drawn no more) or fails on internally (outer on
-    bool, triu without k)."""
+    bool, triu without k): its folder and summary."""
     out = tmp_path_factory.mktemp("disrupt") / "out"
     proc = run_hirfuzz("--mode", "disruptive", "--iterations", 6, "--ops", 3, "--out", out, "--no-progress",
                        "--seed", 1, "--only-ops", "outer,less_equal,triu")
     assert proc.returncode == 0, proc.stderr
-    return json.loads((out / "summary.json").read_text())
+    return out, json.loads((out / "summary.json").read_text())
 
 
 def test_a_disruptive_findings_repro_is_the_violating_call_alone_and_fails_as_the_harness_does(comparisons_campaign):
     """Issue 15 item 5: repro.py holds the one invalid call, its inputs parameters, not the
     whole valid graph (check.py keeps that); run alone, each fails as check.py does."""
-    s = comparisons_campaign
+    out, s = comparisons_campaign
     assert s["unconfirmed"] == []
     kinds = {f["kind"] for f in s["findings"]}
     assert {"silent-acceptance", "poor-diagnostic"} <= kinds, kinds
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    forms = Counter(check_violation_scripts(f, sys.executable, env) for f in s["findings"])
+    forms = Counter(check_violation_scripts(out, f, sys.executable, env) for f in s["findings"])
     assert s["disruptive"]["reproducers"] == dict(forms)
     alone = forms["call"] + forms["call-in-function"]
     assert alone >= 1, forms
-    report = (Path(s["findings"][0]["path"]).parents[1] / "report.md").read_text()
+    report = (out / "report.md").read_text()
     assert f"Findings whose repro.py is the violating call alone: {alone}; the whole program" in report
 
 
@@ -238,7 +238,8 @@ def test_a_finding_whose_call_alone_does_not_fail_alike_is_unconfirmed_with_the_
     from hirfuzz.campaign.reducer import Job, Reduction
     from hirfuzz.campaign.triage import HARNESS, REPRO, ReproForm, check_finding_scripts
     from hirfuzz.core.finding import Finding
-    rows = {f["kind"]: Path(f["path"]) for f in comparisons_campaign["findings"]}
+    out, s = comparisons_campaign
+    rows = {f["kind"]: out / f["path"] for f in s["findings"]}
     poor, accepted = rows["poor-diagnostic"], rows["silent-acceptance"]
     wrong, right = (accepted / REPRO).read_text(), (poor / REPRO).read_text()
     host = SimpleNamespace(settings=SimpleNamespace(timeout_s=120), out=tmp_path, lock=threading.Lock(),

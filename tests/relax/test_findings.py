@@ -39,20 +39,20 @@ def test_build_crash_is_found_deduplicated_and_reproduced(tmp_path):
     f = summary["findings"][0]
     assert f["kind"] == "crash" and f["stage"] == "build" and f["hits"] == 3
     assert "InternalError" in f["signature"]
-    repro = subprocess.run([sys.executable, f"{f['path']}/check.py"], capture_output=True, text=True, timeout=300)
+    repro = subprocess.run([sys.executable, out / f["path"] / "check.py"], capture_output=True, text=True, timeout=300)
     assert repro.returncode == 1
     assert "HIRFUZZ-REPRO stage=build error=InternalError" in repro.stdout
-    short = subprocess.run([sys.executable, f"{f['path']}/repro.py"], capture_output=True, text=True, timeout=300)
+    short = subprocess.run([sys.executable, out / f["path"] / "repro.py"], capture_output=True, text=True, timeout=300)
     assert short.returncode == 1 and short.stderr.splitlines()[-1].startswith("tvm.error.InternalError: ")
     # the report: TVM's traceback trimmed to its last frames, no path of this machine's
-    _, report = check_maintainer_files(f)
+    _, report = check_maintainer_files(out, f)
     shown = report.split("**Output**", 1)[1]
     assert "tvm.error.InternalError: Check failed" in shown and shown.count('  File "') <= 3, shown
     # the title says the failed check's condition, not TVM's "InternalError: Check failed: (...) is false"
     assert report.splitlines()[0].startswith("### [Bug][Relax] add_bool (bool) fails to build: check `")
     assert f["triage"]["class"] == "crash on a valid program" and f["triage"]["component"] in ("codegen", "operator")
     assert "valid" in f["triage"]["evidence"]
-    saved = json.loads(open(f"{f['path']}/case.json").read())
+    saved = json.loads(open(out / f["path"] / "case.json").read())
     assert saved["graph"]["nodes"]
 
 
@@ -61,9 +61,9 @@ def test_wrong_result_is_reported_with_expected_values(tmp_path):
     assert [f["kind"] for f in summary["findings"]] == ["wrong-result"]
     f = summary["findings"][0]
     assert f["oracle"] == "reference"
-    repro = subprocess.run([sys.executable, f"{f['path']}/check.py"], capture_output=True, text=True, timeout=300)
+    repro = subprocess.run([sys.executable, out / f["path"] / "check.py"], capture_output=True, text=True, timeout=300)
     assert repro.returncode == 1 and "HIRFUZZ-REPRO mismatch" in repro.stdout
-    short = subprocess.run([sys.executable, f"{f['path']}/repro.py"], capture_output=True, text=True, timeout=300)
+    short = subprocess.run([sys.executable, out / f["path"] / "repro.py"], capture_output=True, text=True, timeout=300)
     assert short.returncode == 1 and "AssertionError" in short.stderr and "Mismatched elements" in short.stderr
 
 

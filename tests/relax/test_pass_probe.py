@@ -134,4 +134,4 @@ def test_a_faulty_pass_is_found_and_confirmed_from_its_catalog_entry_alone(tmp_p
     assert all(f["oracle"] == "pass-order" for f in mine)
     assert not [f for f in summary["unconfirmed"] if name in f["message"]]
     assert summary["coverage"]["probe_site"] >= 1
-    assert os.path.isfile(os.path.join(mine[0]["path"], "repro.py"))
+    assert os.path.isfile(out / mine[0]["path"] / "repro.py")

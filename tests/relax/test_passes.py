@@ -5,7 +5,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,7 +95,7 @@ def test_planted_constant_change_is_found_with_minimal_sequence(tmp_path):
     assert f["message"].startswith("after PlantedChangeConstant():")
     assert s["unconfirmed"] == []  # its reproducer fails alone, importing the user's pass
     # the short script a maintainer reads, and hirfuzz's harness beside it, fail alike alone
-    repro, report = check_maintainer_files(f, PLANTED.parent)
+    repro, report = check_maintainer_files(tmp_path / "out", f, PLANTED.parent)
     assert "@I.ir_module" in repro and "change_constant()" in repro
     assert "np.testing.assert_allclose" in repro or "np.testing.assert_array_equal" in repro  # exact results exactly
     assert report.splitlines()[0].startswith("### [Bug][Relax] PlantedChangeConstant changes the result of ")
@@ -104,7 +103,7 @@ def test_planted_constant_change_is_found_with_minimal_sequence(tmp_path):
     assert f["triage"]["class"] == "wrong result" and f["triage"]["component"] == "pass"
     assert "PlantedChangeConstant" in f["triage"]["evidence"]
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    folder = Path(f["path"])
+    folder = tmp_path / "out" / f["path"]
     harness, short = run_alone(sys.executable, folder, "check.py", env), run_alone(sys.executable, folder, "repro.py", env)
     assert harness.returncode == 1 and "HIRFUZZ-REPRO mismatch" in harness.stdout, harness.stdout + harness.stderr
     assert short.returncode == 1 and final_error(short) == "AssertionError", short.stderr
@@ -134,10 +133,10 @@ def test_planted_raise_on_a_closure_is_a_crash_naming_the_pass(tmp_path):
     assert crashes[0]["message"].startswith("after PlantedRaiseOnClosure():")
     # reduced as far as the failure allows: one closure left, no other lowering feature, and
     # the short script shows it (LambdaLift before the build, as TVM requires)
-    plan = json.load(open(os.path.join(crashes[0]["path"], "case.json")))["lowering"]["plan"]
+    plan = json.load(open(tmp_path / "out" / crashes[0]["path"] / "case.json"))["lowering"]["plan"]
     assert [c["kind"] for c in plan["functions"]] == ["local"], plan
     assert not (plan["node_features"] or plan["dynamic_params"] or plan["plain_nodes"]), plan
-    repro, _ = check_maintainer_files(crashes[0], PLANTED.parent)
+    repro, _ = check_maintainer_files(tmp_path / "out", crashes[0], PLANTED.parent)
     assert "relax.transform.LambdaLift()(mod)" in repro and "raise_on_closure()" in repro
     assert crashes[0]["triage"]["class"] == "crash on a valid program" and crashes[0]["triage"]["component"] == "pass"
 
@@ -150,18 +149,18 @@ def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over
     f = the_one_ill_formed_finding(s, "pass-order|ill-formed|PlantedUndefineVar|Var ? is not defined.",
                                    "PlantedUndefineVar left an ill-formed module: ValueError: Var ")
     # hirfuzz's harness checks every pass's output too, and says well_formed before and after
-    repro = subprocess.run([sys.executable, os.path.join(f["path"], "check.py")], capture_output=True, text=True,
+    repro = subprocess.run([sys.executable, tmp_path / "out" / f["path"] / "check.py"], capture_output=True, text=True,
                            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(PLANTED.parent)})
     assert repro.returncode == 1
     assert "well_formed before PlantedUndefineVar: True" in repro.stdout
     assert "well_formed after PlantedUndefineVar: False: Var " in repro.stdout
     assert "HIRFUZZ-REPRO stage=ill_formed_after_pass error=ValueError" in repro.stdout
-    assert "well_formed after PlantedUndefineVar" in open(os.path.join(f["path"], "bug-report.md")).read()
+    assert "well_formed after PlantedUndefineVar" in (tmp_path / "out" / f["path"] / "bug-report.md").read_text()
     # the maintainer's script shows the pass and the check that fails, nothing of hirfuzz's
-    repro, report = check_maintainer_files(f, PLANTED.parent)
+    repro, report = check_maintainer_files(tmp_path / "out", f, PLANTED.parent)
     assert repro.rstrip().endswith("relax.analysis.well_formed(mod)  # raises: the pass left an ill-formed module")
     assert report.splitlines()[0].startswith("### [Bug][Relax] PlantedUndefineVar: leaves an ill-formed module (Var ")
-    short = run_alone(sys.executable, Path(f["path"]), "repro.py", os.environ)
+    short = run_alone(sys.executable, tmp_path / "out" / f["path"], "repro.py", os.environ)
     assert short.returncode == 1 and short.stderr.splitlines()[-1].startswith("ValueError: Var ")
     assert (f["triage"]["class"], f["triage"]["component"]) == ("ill-formed pass output", "pass")
     assert f["triage"]["evidence"].startswith("well_formed held before PlantedUndefineVar and failed after it")
@@ -182,13 +181,13 @@ def test_a_pass_module_only_on_pythonpath_is_found_confirmed_and_replayed(tmp_pa
     assert proc.returncode == 0, proc.stderr
     s = json.loads((out / "summary.json").read_text())
     assert s["findings"] and s["unconfirmed"] == [], s["unconfirmed"]
-    folder = s["findings"][0]["path"]
+    folder = out / s["findings"][0]["path"]
     harness = open(os.path.join(folder, "check.py")).read()
     assert f"planted_passes (from {PLANTED.parent})" in harness  # the header says what it needs
     for f in s["findings"]:
         if f.get("reduced_from"):
             # the message describes the reduced program, not the one first generated
-            graph = json.load(open(os.path.join(f["path"], "case.json")))["graph"]
+            graph = json.load(open(out / f["path"] / "case.json"))["graph"]
             named = f["message"].split("(", 2)[2].split(")")[0]  # "after P(): result i (op:dtype) ..."
             op, dtype = named.split(":")
             assert any(n.get("op") == op and n.get("dtype") == dtype for n in graph["nodes"]), f["message"]

@@ -4,7 +4,6 @@ import os
 import subprocess
 import sys
 from collections import Counter
-from pathlib import Path
 
 from conftest import ROOT, SPECS, run_hirfuzz
 from relay_env import relay_interpreter
@@ -66,7 +65,7 @@ def test_a_wrong_result_is_confirmed_and_replays_from_its_script_alone(tmp_path)
     assert proc.returncode == 0, proc.stderr
     s = json.loads((out / "summary.json").read_text())
     assert len(s["findings"]) == 1 and s["unconfirmed"] == []
-    folder = Path(s["findings"][0]["path"])
+    folder = out / s["findings"][0]["path"]
     script = (folder / "check.py").read_text()
     assert "TVM 0.19" in script and "tvm.relay.parse" in script and "import hirfuzz" not in script
     python, env = relay_interpreter()
@@ -148,7 +147,7 @@ def test_disruptive_mode_classifies_what_relay_does(tmp_path):
     assert {f["kind"] for f in s["findings"]} == {"silent-acceptance", "poor-diagnostic"}, s["findings"]
     python, extra = relay_interpreter()
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **extra}
-    forms = Counter(check_violation_scripts(f, python, env) for f in s["findings"])
+    forms = Counter(check_violation_scripts(out, f, python, env) for f in s["findings"])
     assert d["reproducers"] == dict(forms) and forms["call"] + forms["call-in-function"] >= 1, forms
 
 

@@ -64,10 +64,10 @@ def test_the_tvm_that_is_wrong_is_named_and_its_finding_replays_in_that_tvm(tmp_
     assert s["unconfirmed"] == [] and len(s["findings"]) == 1, s["findings"]
     row = s["findings"][0]
     assert row["oracle"] == "cross-ir" and "Relax on TVM 0.27" in row["message"] and row["ops"] == 1
-    finding = json.loads((Path(row["path"]) / "finding.json").read_text())
+    finding = json.loads((out / row["path"] / "finding.json").read_text())
     assert finding["confirmed"] and finding["extra"]["cross_ir"].startswith("Relay on TVM 0.19")
     assert "agrees with the reference" in finding["extra"]["cross_ir"]
-    script = (Path(row["path"]) / "repro.py").read_text()
+    script = (out / row["path"] / "repro.py").read_text()
     assert "relax" in script and "fromtext" not in script  # a Relax script, for apache-tvm
     replayed = subprocess.run([sys.executable, "-m", "hirfuzz.replay", out], capture_output=True, text=True,
                               cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -77,8 +77,8 @@ def test_the_tvm_that_is_wrong_is_named_and_its_finding_replays_in_that_tvm(tmp_
 def test_a_wrong_first_ir_notes_that_the_other_tvm_is_right(tmp_path):
     out, s = planted_campaign(tmp_path, "np.negative(a)", "abs", "negative")
     assert len(s["findings"]) == 1 and s["findings"][0]["oracle"] == "reference", s["findings"]
-    finding = json.loads((Path(s["findings"][0]["path"]) / "finding.json").read_text())
-    assert finding["confirmed"] and "tvm.relay.parse(TEXT" in (Path(finding["path"]) / "repro.py").read_text()
+    finding = json.loads((out / s["findings"][0]["path"] / "finding.json").read_text())
+    assert finding["confirmed"] and "tvm.relay.parse(TEXT" in (out / finding["path"] / "repro.py").read_text()
     assert finding["extra"]["cross_ir"].startswith("Relax on TVM 0.27") and "agrees" in finding["extra"]["cross_ir"]
 
 

@@ -2,7 +2,6 @@
 given only their catalog entry, each with the minimal pass sequence in its finding."""
 import json
 import os
-from pathlib import Path
 
 from conftest import ROOT, the_one_ill_formed_finding
 from relay_env import relay_interpreter
@@ -30,13 +29,13 @@ def test_planted_constant_change_is_found_with_minimal_sequence(tmp_path):
     assert s["unconfirmed"] == []  # its reproducer fails alone, importing the user's pass
     # the short script a maintainer reads (Relay text, constants beside it) and hirfuzz's
     # harness fail alike, run alone
-    repro, report = check_maintainer_files(wrong[0], PLANTED.parent)
+    repro, report = check_maintainer_files(tmp_path / "out", wrong[0], PLANTED.parent)
     assert "tvm.relay.parse(TEXT" in repro and "change_constant()" in repro and "meta[relay.Constant]" in repro
     assert report.splitlines()[0].startswith("### [Bug][Relay] PlantedChangeConstant changes the result of ")
     assert (wrong[0]["triage"]["class"], wrong[0]["triage"]["component"]) == ("wrong result", "pass")
     python, env = relay_interpreter()
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env}
-    folder = Path(wrong[0]["path"])
+    folder = tmp_path / "out" / wrong[0]["path"]
     harness, short = run_alone(python, folder, "check.py", env), run_alone(python, folder, "repro.py", env)
     assert harness.returncode == 1 and "HIRFUZZ-REPRO mismatch" in harness.stdout, harness.stdout + harness.stderr
     assert short.returncode == 1 and final_error(short) == "AssertionError", short.stderr
@@ -68,15 +67,15 @@ def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over
     s = planted_campaign(tmp_path, "PlantedUndefineVar,SimplifyExpr,DeadCodeElimination", n=4)
     f = the_one_ill_formed_finding(s, "pass-order|ill-formed|PlantedUndefineVar|free variable ? in global function ?",
                                    "PlantedUndefineVar left an ill-formed module: ValueError: free variable %")
-    report = open(f["path"] + "/bug-report.md").read()
+    report = (tmp_path / "out" / f["path"] / "bug-report.md").read_text()
     assert "well_formed before PlantedUndefineVar: True" in report
     assert "well_formed after PlantedUndefineVar: False: free variable %" in report
-    repro, report = check_maintainer_files(f, PLANTED.parent)
+    repro, report = check_maintainer_files(tmp_path / "out", f, PLANTED.parent)
     assert repro.rstrip().endswith("check_well_formed(mod)  # raises: the pass left an ill-formed module")
     assert report.splitlines()[0].startswith("### [Bug][Relay] PlantedUndefineVar: leaves an ill-formed module")
     assert (f["triage"]["class"], f["triage"]["component"]) == ("ill-formed pass output", "pass")
     python, env = relay_interpreter()
-    short = run_alone(python, Path(f["path"]), "repro.py", {**os.environ, **env})
+    short = run_alone(python, tmp_path / "out" / f["path"], "repro.py", {**os.environ, **env})
     assert short.returncode == 1 and short.stderr.splitlines()[-1].startswith("ValueError: free variable %")
 
 
