@@ -14,8 +14,9 @@ duplicates a kill and resume left (hits counted twice, case records written twic
     relay-faulty     Relay with a planted faulty pass pinned (tests/relay/planted) and pass
                      fuzzing on: the pass's findings and TVM 0.19's own
     max-memory       a real campaign (seed 1) under --max-memory at the edge of what TVM needs
-    kill-resume      a campaign killed with SIGKILL after its first finding, then resumed;
-                     its hits and records against the same campaign run whole
+    kill-resume      a campaign killed with SIGKILL just after a hit its last checkpoint
+                     has not counted, then resumed; its hits and records against the same
+                     campaign run whole
 
 On relative-out, pythonpath-tvm and kill-resume every case meets one planted, real TVM crash
 (add on bool tensors), so any unconfirmed entry there is a finding lost by hirfuzz; on the
@@ -117,19 +118,33 @@ def max_memory(work: Path, args) -> Path:
     return work / "out"
 
 
+def kill_after_a_hit_the_checkpoint_missed(proc: subprocess.Popen, out: Path, timeout_s: float = 600):
+    """SIGKILL a campaign (of one finding) just after a hit of its finding that the last
+    checkpoint has not counted: the resumed run judges that case again, and must not count
+    the hit twice."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.02)
+        try:
+            counted = json.loads((out / "state.json").read_text())["counters"]["findings_hits"]
+            on_disk = [json.loads(f.read_text())["hits"] for f in (out / "findings").glob("*/finding.json")]
+        except (OSError, ValueError):
+            continue  # not written yet, or being replaced
+        if on_disk and on_disk[0] > counted:
+            proc.send_signal(signal.SIGKILL)  # the coordinator alone, as `kill -9 PID` does
+            proc.wait()
+            return
+    raise AssertionError("no hit came after a checkpoint before the campaign ended")
+
+
 def kill_resume(work: Path, args) -> Path:
     specs = planted_specs(work / "specs")
-    argv = ["--specs", specs, "--iterations", "12", "--seed", "5", *PLANTED_FLAGS]
+    argv = ["--specs", specs, "--iterations", "50", "--ops", "3", "--seed", "2", "--jobs", "1", "--no-progress"]
     hirfuzz(work, *argv, "--out", "whole")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.Popen([sys.executable, "-m", "hirfuzz", *map(str, argv), "--out", "out"], cwd=work, env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.monotonic() + 600
-    while proc.poll() is None and time.monotonic() < deadline and not list((work / "out").glob("findings/*")):
-        time.sleep(0.2)
-    time.sleep(2)  # a few more cases after the finding, so that some are in flight
-    os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
+    kill_after_a_hit_the_checkpoint_missed(proc, work / "out")
     hirfuzz(work, *argv, "--out", "out")
     return work / "out"
 

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from check_user_paths import kill_after_a_hit_the_checkpoint_missed
 from conftest import BOOL_ADD, ROOT, SPECS, run_hirfuzz
 
 
@@ -250,30 +251,12 @@ def test_ctrl_c_or_sigterm_finishes_cases_in_flight_and_keeps_pending_findings(t
     assert ("not finished yet" in rest) == bool(s["pending"])
 
 
-def _kill_after_a_hit_the_checkpoint_missed(proc, out, timeout_s=120):
-    """SIGKILL the campaign (one finding) just after a hit of its finding that the last
-    checkpoint has not counted: the resumed run judges that case again."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline and proc.poll() is None:
-        time.sleep(0.02)
-        try:
-            counted = json.loads((out / "state.json").read_text())["counters"]["findings_hits"]
-            on_disk = [json.loads(f.read_text())["hits"] for f in (out / "findings").glob("*/finding.json")]
-        except (OSError, ValueError):
-            continue  # not written yet, or being replaced
-        if on_disk and on_disk[0] > counted:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-            return
-    raise AssertionError("no hit came after a checkpoint before the campaign ended")
-
-
 def test_a_campaign_killed_after_a_checkpoint_resumes_counting_each_hit_and_case_once(tmp_path):
     out = tmp_path / "out"
     args = ["--specs", small_specs(tmp_path, BOOL_ADD), "--iterations", 50, "--ops", 3, "--out", out, "--jobs", 1,
             "--no-progress", "--no-verify", "--no-reduce", "--seed", 2, *PLAIN]
     proc = start_hirfuzz(args, {})
-    _kill_after_a_hit_the_checkpoint_missed(proc, out)
+    kill_after_a_hit_the_checkpoint_missed(proc, out)
     with open(out / "stats.jsonl", "a") as f:
         f.write('{"case": 7, "t": 1.')  # what a kill in the middle of a write leaves
     resumed = run_hirfuzz(*args)
