@@ -77,8 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="executors besides the baseline: Relax compiled, unoptimised; Relay build, graph, "
                         "debug (default: the baseline VM only)")
     p.add_argument("--passes", action="append", default=[], metavar="FILE",
-                   help="a pass catalog of your own (YAML, same form as the top-level passes.yaml: a section per dialect, "
-                        "or one 'passes' list) added to the built-in one")
+                   help="a pass catalog of your own (YAML, in the form of the top-level passes.yaml: a section "
+                        "per dialect, or one 'passes' list) added to the built-in one")
     p.add_argument("--pass-seq", metavar="A,B,C", help="pin this pass sequence instead of drawing one per case")
     p.add_argument("--no-pass-fuzz", action="store_true", help="do not build cases after a drawn pass sequence")
     p.add_argument("--no-direct", action="store_true",
