@@ -260,7 +260,8 @@ print(json.dumps({"tvm": tvm.__version__}))
 _VERIFY_RELAX = """
 import json, numpy as np, tvm
 from tvm import relax
-tensor_type = getattr(relax, "TensorType", None) or relax.TensorStructInfo
+# 0.27 renamed TensorStructInfo to TensorType; before, relax.TensorType was another class
+tensor_type = getattr(relax, "TensorStructInfo", None) or relax.TensorType
 to_device = getattr(tvm.runtime, "tensor", None) or tvm.nd.array
 bb = relax.BlockBuilder()
 x = relax.Var("x", tensor_type((2, 3), "float32"))

@@ -202,6 +202,51 @@ def probe_programs(request: dict, dialect) -> dict:
     return {"status": "ok", "results": results}
 
 
+def check_user_passes(request: dict) -> dict:
+    """Make each of a user's pass steps as a case would (import its module, take its factory,
+    call it with the step's arguments) and say what is wrong with each that does not give a
+    tvm.transform.Pass: {"problems": [{"name", "problem"}]}. The coordinator asks before a
+    campaign starts, so that a broken pass catalog stops it instead of being filed as TVM's
+    findings. Never raises."""
+    import tvm
+    problems = []
+    for step in request["steps"]:
+        problem = _user_pass_problem(step, tvm.transform.Pass)
+        if problem is not None:
+            problems.append({"name": step["name"], "problem": problem})
+    return {"status": "ok", "problems": problems}
+
+
+def _user_pass_problem(step: dict, pass_class) -> str | None:
+    from .core.passes import user_module
+    module_name, factory_name = step["import"].split(":")
+    try:
+        module = user_module(step)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - whatever the user's module raises
+        return f"importing {module_name} raised {_first_line(exc)}"
+    where = f"module {module_name} ({getattr(module, '__file__', None)})"
+    if not hasattr(module, factory_name):
+        return f"{where} has no attribute '{factory_name}'"
+    factory = getattr(module, factory_name)
+    if not callable(factory):
+        return f"{where}: '{factory_name}' is a {type(factory).__name__}, not a function"
+    call = f"{factory_name}({', '.join(f'{k}={v!r}' for k, v in step['args'].items())})"
+    try:
+        made = factory(**step["args"])
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - whatever the user's factory raises
+        return f"{call} raised {_first_line(exc)}"
+    if not isinstance(made, pass_class):
+        kind = type(made)
+        name = kind.__qualname__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__qualname__}"
+        return f"{call} returned a {name}, not a tvm.transform.Pass"
+    return None
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    return f"{type(exc).__name__}: {lines[0][:300]}" if lines else type(exc).__name__
+
+
 def render_case(request: dict, dialect) -> dict:
     """The text of the module a configuration builds (for reproducers); never raises."""
     from .protocol import encode_array, error_reply
@@ -350,6 +395,8 @@ def serve(dialect_name: str) -> int:
             reply = render_case(request, dialect)
         elif request.get("kind") == "probe":
             reply = probe_programs(request, dialect)
+        elif request.get("kind") == "check-passes":
+            reply = check_user_passes(request)
         else:
             reply = execute_case(request, dialect, cache)
         # the worker's own time, and its decoding of the request: the rest of the round

@@ -28,11 +28,11 @@ def spec_copy(tmp_path):
     return dest
 
 
-def run_hirfuzz(*args, timeout=600, env=None):
-    """Run the CLI as a user would; returns the CompletedProcess."""
+def run_hirfuzz(*args, timeout=600, env=None, python=None):
+    """Run the CLI as a user would (under `python`, default this one); the CompletedProcess."""
     env = dict(os.environ, **(env or {}))
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "hirfuzz", *map(str, args)], capture_output=True,
+    return subprocess.run([python or sys.executable, "-m", "hirfuzz", *map(str, args)], capture_output=True,
                           text=True, timeout=timeout, env=env, cwd=ROOT)
 
 

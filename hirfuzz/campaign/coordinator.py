@@ -36,6 +36,7 @@ from .sandbox import Interpreter, Pool, Worker, WorkerError
 from .summary import format_summary, summary
 from .timings import add_totals, case_timings
 from .triage import finding_files
+from .userpasses import check_user_passes
 
 __all__ = ["Campaign", "Counters", "Settings", "format_summary"]  # format_summary: for cli.py
 
@@ -284,6 +285,7 @@ class Campaign:
             raise HirfuzzError(str(exc)) from None
         try:
             self.check_installation()
+            check_user_passes(self.pool.idle(self.s.dialect)[0], self.catalog, self.s.timeout_s)
             self.probe_passes()
         except HirfuzzError:
             self.pool.close()

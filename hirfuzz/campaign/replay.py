@@ -1,11 +1,16 @@
 """Replay: run saved reproducers on the installed TVM and say which still fail.
 
     python -m hirfuzz.replay PATH [PATH ...]
+    python -m hirfuzz.replay --versions relax-0.25,relax-0.26,relax PATH [PATH ...]
 
 PATH is a finding folder, or a campaign's --out folder (all its findings). Each finding's
 check.py (hirfuzz's harness) and repro.py run alone, as a maintainer would run them after a
 fix; both must fail alike for a finding to still reproduce. Exit status: 1 if any
 finding still reproduces, 0 if none does, 2 on bad input.
+
+With --versions, each finding's repro.py runs unchanged under each TVM named (a managed
+environment or an interpreter), and finding.json records the verdicts (`extra.versions`)
+and the release a regression dates from (`extra.regression_since`).
 """
 from __future__ import annotations
 
@@ -15,7 +20,10 @@ import sys
 from pathlib import Path
 
 from ..core.finding import Finding
+from ..errors import HirfuzzError
+from .outdir import write_atomic
 from .triage import check_finding_scripts
+from .versions import regression_since, release_of, try_releases, versions_sentence
 
 
 def finding_folders(path: Path) -> list[Path]:
@@ -58,16 +66,30 @@ def replay(folder: Path, timeout_s: float, python: str | None = None) -> tuple[s
     return "differs", outcome.observed
 
 
+def record_versions(folder: Path, releases: list, timeout_s: float) -> str:
+    """Try the finding's repro.py under each release; record and describe the verdicts."""
+    path = folder / "finding.json"
+    data = json.loads(path.read_text())
+    versions = try_releases(folder, Finding(**data), releases, timeout_s)
+    data["extra"] = {**data.get("extra", {}), "versions": versions, "regression_since": regression_since(versions)}
+    write_atomic(path, json.dumps(data, indent=2) + "\n")
+    return versions_sentence(versions)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m hirfuzz.replay", description=__doc__.split("\n\n")[0])
     ap.add_argument("paths", nargs="+", type=Path, metavar="PATH")
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per reproducer (default 120)")
     ap.add_argument("--tvm-python", metavar="PYTHON",
                     help="run the scripts under this interpreter (default: the one the campaign used)")
+    ap.add_argument("--versions", metavar="ENV,ENV", type=lambda text: [n for n in text.split(",") if n],
+                    help="also run each finding's repro.py under these TVMs (managed environments or interpreters) "
+                         "and record where it fails: a regression is dated by the release after the last that passes")
     args = ap.parse_args(argv)
     try:
+        releases = [release_of(name) for name in args.versions or []]
         folders = [f for p in args.paths for f in finding_folders(p)]
-    except (ValueError, OSError) as exc:
+    except (ValueError, OSError, HirfuzzError) as exc:
         print(f"hirfuzz.replay: error: {exc}", file=sys.stderr)
         return 2
     counts = {"reproduces": 0, "fixed": 0, "differs": 0, "cannot-run": 0}
@@ -79,6 +101,8 @@ def main(argv=None) -> int:
             return 2
         counts[verdict] += 1
         print(f"{verdict:<10} {folder}  ({observed})", flush=True)
+        if releases:
+            print(f"           {record_versions(folder, releases, args.timeout)}", flush=True)
     print(f"{len(folders)} finding(s): {counts['reproduces']} still reproduce, {counts['fixed']} no longer "
           f"fail, {counts['differs']} fail differently"
           + (f", {counts['cannot-run']} could not run (see above)" if counts["cannot-run"] else ""))

@@ -242,14 +242,25 @@ def _check_requirements(entries: dict[str, PassEntry]):
 
 # --- user passes (in workers) ----------------------------------------------------------------
 
-def user_factory(step: dict):
-    """The factory a user's step names (`import: package.module:factory`), imported from the
-    folder recorded in the step. Imports only the user's module: each dialect calls it and
-    passes the step's arguments to what it returns."""
-    module_name, factory = step["import"].split(":")
+def user_module(step: dict):
+    """The module a user's step names (`import: package.module:factory`), imported from the
+    folder recorded in the step."""
     if step.get("search_dir") and step["search_dir"] not in sys.path:
         sys.path.insert(0, step["search_dir"])
-    return getattr(importlib.import_module(module_name), factory)
+    return importlib.import_module(step["import"].split(":")[0])
+
+
+def user_factory(step: dict):
+    """The factory a user's step names. Imports only the user's module: each dialect calls
+    it and passes the step's arguments to what it returns."""
+    return getattr(user_module(step), step["import"].split(":")[1])
+
+
+def user_steps(catalog: Catalog) -> list[dict]:
+    """A step for each of the user's passes and each choice of each of its arguments (the
+    others at their first choice): what the worker's catalog check makes before a campaign."""
+    return [_step(entry, args) for entry in catalog.entries.values() if entry.import_path
+            for args in argument_variants(entry.args)]
 
 
 # --- sequences -------------------------------------------------------------------------------

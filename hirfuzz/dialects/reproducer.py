@@ -50,7 +50,7 @@ def docstring(finding: Finding, config: dict, tvm_version: str | None, needs: st
         f"Finding: {finding.kind} ({finding.oracle} oracle) at stage '{finding.stage}'",
         f"Message: {finding.message}",
         f"TVM: {tvm_version or 'unknown'}; built as: {describe_config(config)}",
-        f"Needs: {needs} and numpy",
+        f"Needs: Python 3.10 or later, {needs} and numpy",
         *([f"Needs your pass module(s): {', '.join(modules)}; the script puts that folder on sys.path"]
           if modules else []),
         "Run: python repro.py   (exit status 0 means the bug no longer reproduces)",

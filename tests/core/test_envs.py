@@ -159,3 +159,15 @@ def test_setup_relay_for_real(tmp_path):
     listed = hirfuzz("envs", HIRFUZZ_HOME=home).stdout
     assert "ready" in listed and marker["tvm"] in listed
     print(f"setup relay: {setup_s:.1f} s; again: {again_s:.2f} s")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, version", [("relax-0.25", "0.25.0.post1"), ("relax-0.26", "0.26.0")])
+def test_earlier_relax_releases_set_up_and_build(tmp_path, name, version):
+    """Each release's pins install together and build and run a Relax function for real
+    (0.25 needs its own apache-tvm-ffi, and has a relax.TensorType of another meaning)."""
+    proc = hirfuzz("setup", name, HIRFUZZ_HOME=str(tmp_path))
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    listed = next(line for line in hirfuzz("envs", HIRFUZZ_HOME=str(tmp_path)).stdout.splitlines()
+                  if line.startswith(name + " "))
+    assert listed.split()[1:3] == ["ready", version], listed

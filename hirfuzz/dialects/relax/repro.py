@@ -196,11 +196,12 @@ _LOCAL_FUNCTION = re.compile(r"^ {8,}@R\.function", re.M)
 
 
 def _script_text(module_script: dict) -> str:
-    """The module's TVMScript, constants inline, without the printer's import comments."""
+    """The module's TVMScript, constants inline, without the printer's import comments (the
+    script imports what it uses, and defines its own TypeVar)."""
     text = inline_constants(module_script["script"], module_script["consts"])
     # the printer repeats its import comments above each local function
     return "\n".join(ln.rstrip() for ln in text.strip().splitlines()
-                     if not ln.lstrip().startswith("# from tvm.")).strip()
+                     if not ln.lstrip().startswith(("# from tvm.", "# from typing import"))).strip()
 
 
 def _pass_lines(config: dict) -> list[str]:

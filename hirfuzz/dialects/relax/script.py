@@ -7,6 +7,13 @@ reference with `R.const(_c[k])`, where `_c` is a list of NumPy arrays the reprod
 defines. The printer numbers constants in the order it first meets them, which is the
 order of a left-to-right walk of the functions as printed; the result is parsed back and
 compared structurally with the module, and is only used when the two are equal.
+
+The printer spells a global function's symbolic dimensions as PEP 695 type parameters
+(`def main[n3, n4](...)`, after `from __future__ import annotations`) when it runs on
+Python 3.12 or later, and as module-level `n3 = TypeVar("n3")` lines otherwise
+(`tvm.runtime.script_printer`, `script.use_pep695`). The scripts hirfuzz writes must run
+on any Python hirfuzz supports (3.10 on), and a `__future__` import pasted into the middle
+of a script is a SyntaxError, so hirfuzz always asks for the TypeVar form.
 """
 from __future__ import annotations
 
@@ -48,9 +55,18 @@ def _type_var(name: str):
     return tvm.tirx.Var(name, "int64")
 
 
+# symbolic dimensions as module-level TypeVars, on any Python (see the docstring)
+PRINTER_CONFIG = {"script.use_pep695": False}
+_PEP695 = re.compile(r"^from __future__ import annotations$|^\s*def \w+\[", re.M)
+
+
 def module_to_script(mod) -> tuple[str, list[np.ndarray]]:
-    """TVMScript text using `_c[k]`, and the arrays `_c`; raises if it does not round-trip."""
-    text = mod.script()
+    """TVMScript text using `_c[k]`, and the arrays `_c`; raises if it does not round-trip
+    or needs a newer Python than 3.10."""
+    text = mod.script(extra_config=PRINTER_CONFIG)
+    if _PEP695.search(text):  # a TVM whose printer ignores the option
+        raise ValueError("TVM's printer wrote PEP 695 type parameters (Python 3.12 syntax) despite "
+                         "script.use_pep695=False")
     consts = [c.value.numpy() for c in constants_in_print_order(mod, text)]
     used = {int(k) for k in _META.findall(text)}
     if used and max(used) >= len(consts):

@@ -106,3 +106,15 @@ def round_constants_undefine_var():
     """The same, with a bug: it leaves a variable used that nothing defines."""
     return _function_pass("PlantedRoundUndefineVar",
                           lambda f: _UndefineFirstArgument().visit_expr(_RoundConstants().visit_expr(f)))
+
+
+def raise_on_symbolic_param():
+    """Raises on a module whose main takes a tensor of symbolic shape: its findings keep a
+    dynamic signature, which TVMScript prints with type variables (`def main[n3](...)` on
+    Python 3.12 unless told otherwise)."""
+    @tvm.transform.module_pass(opt_level=0, name="PlantedRaiseOnSymbolicParam")
+    def apply(mod, _ctx):
+        if any(relax.analysis.definable_tir_vars_in_type(p.ty) for p in mod["main"].params):
+            raise ValueError("PlantedRaiseOnSymbolicParam: cannot handle symbolic dimensions")
+        return mod
+    return apply

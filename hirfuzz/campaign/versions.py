@@ -1,0 +1,109 @@
+"""Version triage: a confirmed finding's repro.py run unchanged under other TVM releases,
+to tell a regression (it passes on an older release) from a bug as old as the dialect.
+
+A maintainer's first question of a report is "is this new?". The scripts are standalone,
+so the answer costs one run per release: each managed environment of the finding's dialect
+that is set up (`python -m hirfuzz setup relax-0.25`, ...), or any interpreter named.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+
+from ..core.finding import Finding
+from ..errors import HirfuzzError
+from .environment import script_environment
+from .triage import HARNESS, REPRO, check_reproducer, check_short_reproducer
+
+
+class Verdict(str, Enum):
+    FAILS_ALIKE = "fails alike"
+    PASSES = "passes"
+    FAILS_OTHERWISE = "fails otherwise"
+
+
+@dataclass(frozen=True)
+class Release:
+    """A TVM to try scripts under: its interpreter, the variables it needs, its version."""
+    name: str        # the managed environment's name, or the interpreter's path
+    python: str
+    env: dict
+    version: str
+
+
+def release_of(name: str) -> Release:
+    """A managed environment by name (it must be set up), or an interpreter by path."""
+    from ..envs import resolve_interpreter
+    python, env = resolve_interpreter(name)
+    probe = subprocess.run([python, "-c", "import tvm; print(tvm.__version__)"], capture_output=True, text=True,
+                           env=script_environment(env), timeout=300)
+    if probe.returncode != 0:
+        last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
+        raise HirfuzzError(f"--versions {name}: {python} cannot import TVM ({last})")
+    return Release(name, python, env, probe.stdout.strip().splitlines()[-1])
+
+
+def ready_releases(dialect: str) -> list[Release]:
+    """Every managed environment of `dialect` that is set up, oldest release first."""
+    from ..envs import State, environment_dir, load_environments, read_marker
+    found = []
+    for name, spec in load_environments().items():
+        if dialect in spec.dialects and read_marker(spec, environment_dir(name))[0] is State.READY:
+            found.append(release_of(name))
+    return sorted(found, key=lambda r: version_key(r.version))
+
+
+def version_key(version: str) -> tuple[int, ...]:
+    """'0.25.0.post1' -> (0, 25, 0, 1): releases in order, a post release after its base."""
+    return tuple(int(n) for n in re.findall(r"\d+", version))
+
+
+def verdict_under(folder: Path, finding: Finding, release: Release, timeout_s: float) -> Verdict:
+    """Run the finding's repro.py alone under one release."""
+    script = folder / REPRO
+    if (folder / HARNESS).exists():  # repro.py is the short script, which prints no marks
+        outcome = check_short_reproducer(script, finding, timeout_s, release.python, release.env)
+        passed = outcome.observed == "finished without an error"
+    else:
+        outcome = check_reproducer(script, finding, timeout_s, release.python, release.env)
+        passed = outcome.observed.endswith(" ok")
+    if outcome.reproduced:
+        return Verdict.FAILS_ALIKE
+    return Verdict.PASSES if passed else Verdict.FAILS_OTHERWISE
+
+
+def try_releases(folder: Path, finding: Finding, releases: list[Release], timeout_s: float) -> dict[str, str]:
+    """TVM version -> verdict, oldest release first."""
+    ordered = sorted(releases, key=lambda r: version_key(r.version))
+    return {r.version: verdict_under(folder, finding, r, timeout_s).value for r in ordered}
+
+
+def regression_since(versions: dict[str, str]) -> str | None:
+    """The release after the last one where the script passes, when it fails alike on a
+    later one; None when no older release passes (the bug is as old as those tried)."""
+    ordered = sorted(versions, key=version_key)
+    failing = [i for i, v in enumerate(ordered) if versions[v] == Verdict.FAILS_ALIKE.value]
+    if not failing:
+        return None
+    passing = [i for i, v in enumerate(ordered) if versions[v] == Verdict.PASSES.value and i < failing[-1]]
+    return ordered[passing[-1] + 1] if passing else None
+
+
+def versions_sentence(versions: dict[str, str]) -> str:
+    """'Fails alike on 0.26.0 and 0.27.0.post1; passes on 0.25.0.post1: a regression since 0.26.0.'"""
+    parts = []
+    for verdict in Verdict:
+        named = [v for v in sorted(versions, key=version_key) if versions[v] == verdict.value]
+        if named:
+            parts.append(f"{verdict.value} on {_and_list(named)}")
+    text = "; ".join(parts)
+    text = text[:1].upper() + text[1:]
+    since = regression_since(versions)
+    return f"{text}: a regression since {since}." if since else f"{text}."
+
+
+def _and_list(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

@@ -1,0 +1,72 @@
+"""Version triage: a finding's repro.py tried under other TVM releases (replay --versions)."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import ROOT
+from hirfuzz.campaign.versions import regression_since, version_key, versions_sentence
+
+sys.path.insert(0, str(ROOT / "tools"))
+from check_user_paths import hirfuzz, planted_specs  # noqa: E402
+
+
+def test_release_order_puts_a_post_release_after_its_base():
+    assert sorted(["0.27.0.post1", "0.26.0", "0.27.0", "0.25.0.post1"], key=version_key) == [
+        "0.25.0.post1", "0.26.0", "0.27.0", "0.27.0.post1"]
+
+
+@pytest.mark.parametrize("versions, since", [
+    ({"0.25.0.post1": "passes", "0.26.0": "fails alike", "0.27.0.post1": "fails alike"}, "0.26.0"),
+    ({"0.25.0.post1": "fails alike", "0.26.0": "fails alike", "0.27.0.post1": "fails alike"}, None),
+    # an older release that fails otherwise (its API differs) dates nothing
+    ({"0.25.0.post1": "fails otherwise", "0.26.0": "fails alike"}, None),
+    ({"0.25.0.post1": "passes", "0.26.0": "fails otherwise", "0.27.0.post1": "fails alike"}, "0.26.0"),
+    ({"0.26.0": "fails alike", "0.27.0.post1": "passes"}, None),  # fixed since: no regression
+])
+def test_a_regression_dates_from_the_release_after_the_last_that_passes(versions, since):
+    assert regression_since(versions) == since
+
+
+def test_the_sentence_a_bug_report_carries():
+    versions = {"0.27.0.post1": "fails alike", "0.25.0.post1": "passes", "0.26.0": "fails alike"}
+    assert versions_sentence(versions) == ("Fails alike on 0.26.0 and 0.27.0.post1; passes on 0.25.0.post1: "
+                                           "a regression since 0.26.0.")
+
+
+def test_replay_versions_records_what_each_tvm_does(tmp_path):
+    specs = planted_specs(tmp_path / "specs")
+    campaign = hirfuzz(tmp_path, "--specs", specs, "--iterations", "1", "--ops", "2", "--jobs", "1",
+                       "--no-progress", "--out", "out")
+    assert campaign.returncode == 0, campaign.stderr
+    # this interpreter's TVM, named by its path, as a user names their own build
+    proc = hirfuzz(tmp_path, "--versions", sys.executable, "out", module="hirfuzz.replay")
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    import tvm
+    assert f"Fails alike on {tvm.__version__}." in proc.stdout
+    [finding] = (tmp_path / "out" / "findings").glob("*/finding.json")
+    extra = json.loads(finding.read_text())["extra"]
+    assert extra["versions"] == {tvm.__version__: "fails alike"} and extra["regression_since"] is None
+
+
+def test_replay_versions_names_a_tvm_it_cannot_use(tmp_path):
+    proc = hirfuzz(tmp_path, "--versions", "relax-0.25", str(tmp_path), module="hirfuzz.replay",
+                   env={**os.environ, "HIRFUZZ_HOME": str(tmp_path / "home")})
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "relax-0.25 environment is not set up" in proc.stderr, proc.stderr
+
+
+@pytest.mark.slow
+def test_an_older_release_tries_the_same_script(tmp_path):
+    """relax-0.25 set up for real: 0.27's repro.py runs unchanged there."""
+    home = {**os.environ, "HIRFUZZ_HOME": str(tmp_path / "home")}
+    setup = subprocess.run([sys.executable, "-m", "hirfuzz", "setup", "relax-0.25"], capture_output=True,
+                           text=True, env={**home, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=1800)
+    assert setup.returncode == 0, setup.stderr[-3000:]
+    hirfuzz(tmp_path, "--specs", planted_specs(tmp_path / "specs"), "--iterations", "1", "--ops", "2",
+            "--jobs", "1", "--no-progress", "--out", "out")
+    proc = hirfuzz(tmp_path, "--versions", "relax-0.25", "out", module="hirfuzz.replay", env=home)
+    [finding] = (tmp_path / "out" / "findings").glob("*/finding.json")
+    assert json.loads(finding.read_text())["extra"]["versions"] == {"0.25.0.post1": "fails alike"}, proc.stdout
