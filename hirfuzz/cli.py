@@ -77,7 +77,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="executors besides the baseline: Relax compiled, unoptimised; Relay build, graph, "
                         "debug (default: the baseline VM only)")
     p.add_argument("--passes", action="append", default=[], metavar="FILE",
-                   help="a pass catalog of your own (YAML, same form as passes.yaml) added to the built-in one")
+                   help="a pass catalog of your own (YAML, in the form of the top-level passes.yaml: a section "
+                        "per dialect, or one 'passes' list) added to the built-in one")
     p.add_argument("--pass-seq", metavar="A,B,C", help="pin this pass sequence instead of drawing one per case")
     p.add_argument("--no-pass-fuzz", action="store_true", help="do not build cases after a drawn pass sequence")
     p.add_argument("--no-direct", action="store_true",
@@ -105,7 +106,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recycle", type=_positive_int, default=500, metavar="N",
                    help="replace each worker after N cases, bounding what TVM leaks (default 500)")
     p.add_argument("--no-reduce", action="store_true", help="save findings as found, without reducing them")
-    p.add_argument("--specs", metavar="DIR", help="op spec folder (default: the shipped opspecs/)")
+    p.add_argument("--specs", metavar="DIR",
+                   help="op spec folder (default: the top-level opspecs/, shipped in the package)")
     p.add_argument("--no-verify", action="store_true",
                    help="do not re-run each new finding's reproducer before reporting it")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")

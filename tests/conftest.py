@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-SPECS = ROOT / "hirfuzz" / "opspecs"
+SPECS = ROOT / "opspecs"
 
 sys.path.insert(0, str(ROOT / "tools"))
 # a real, stable TVM crash to plant in a spec set: add on bool tensors

@@ -38,7 +38,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-SPECS = ROOT / "hirfuzz" / "opspecs"
+SPECS = ROOT / "opspecs"
 RELAY_PLANTED = ROOT / "tests" / "relay" / "planted" / "planted.yaml"
 
 # TVM 0.27 types add on bool tensors, then fails to legalise it: a real, stable crash

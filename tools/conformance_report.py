@@ -9,7 +9,7 @@ dtypes tried, those TVM accepted (built and ran), those whose results agreed wit
 reference, and the first problem of each failing op. ``--probe-all`` also tries the dtypes
 a spec leaves out, once each, to show what TVM accepts beyond the spec (``missed``).
 
-Adding an op is: write its YAML in ``hirfuzz/opspecs/``, then run this report with ``--ops <name>``.
+Adding an op is: write its YAML in ``opspecs/`` (at the top of the repository), then run this report with ``--ops <name>``.
 Exit status 1 when any op has a problem.
 """
 from __future__ import annotations
@@ -41,7 +41,7 @@ def main(argv=None) -> int:
     ap.add_argument("--samples", type=int, default=4, help="cases per dtype (default 4)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--probe-all", action="store_true", help="also try dtypes the spec leaves out")
-    ap.add_argument("--spec-dir", default=None, help="op spec folder (default: hirfuzz/opspecs/)")
+    ap.add_argument("--spec-dir", default=None, help="op spec folder (default: opspecs/)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = ap.parse_args(argv)
 

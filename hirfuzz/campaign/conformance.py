@@ -191,7 +191,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--executors", default=None,
                    help="comma-separated executors to run each case on (default: the dialect's baseline)")
     p.add_argument("--jobs", type=int, default=1)
-    p.add_argument("--spec-dir", default=None, help="op specs to check (default: the shipped ones)")
+    p.add_argument("--spec-dir", default=None,
+                   help="op spec folder to check (default: the top-level opspecs/, shipped in the package)")
     return p
 
 

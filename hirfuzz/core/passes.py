@@ -1,5 +1,10 @@
 """The pass catalog: `passes.yaml` (and users' catalogs), pass sequences, and their minimisation.
 
+`passes.yaml`, at the top of the repository, holds every dialect's catalog, a section each
+(`relax:`, `relay:`, each holding a `passes:` list). A user's catalog takes the same form, or,
+serving one dialect only, just the `passes:` list at the top; a campaign reads its dialect's
+section of each file.
+
 The catalog is data: each pass's constructor arguments, phase, the properties it
 requires and establishes (`FuseOps` requires what `AnnotateTIROpPattern` establishes,
 which requires `legalized`), and whether it must preserve results. A sequence is drawn so
@@ -49,6 +54,13 @@ class PassEntry:
         return hash(self.name)
 
 
+@dataclass(frozen=True)
+class CatalogSection:
+    """Where a dialect's built-in catalog is: its section of a catalog file."""
+    file: Path
+    dialect: str
+
+
 @dataclass
 class Catalog:
     entries: dict[str, PassEntry]
@@ -62,7 +74,7 @@ class Catalog:
 
 # --- loading ---------------------------------------------------------------------------------
 
-def _read_entry(where: str, raw, search_dir: str) -> PassEntry:
+def _read_entry(where: str, raw, search_dir: str, source: str) -> PassEntry:
     if not isinstance(raw, dict) or not isinstance(raw.get("name"), str) or not raw["name"]:
         raise HirfuzzError(f"{where}: each entry is a mapping with a string 'name'")
     name = raw["name"]
@@ -93,7 +105,7 @@ def _read_entry(where: str, raw, search_dir: str) -> PassEntry:
     preserves = raw.get("preserves_results", True)
     return PassEntry(name, phase, args, props["requires"], props["establishes"], props["ends"], preserves,
                      _read_approximation(where, raw.get("approximation"), preserves), raw.get("draw", True), imp,
-                     search_dir, where.split(": passes[")[0], raw.get("note", ""))
+                     search_dir, source, raw.get("note", ""))
 
 
 def _read_approximation(where: str, raw, preserves: bool) -> dict | None:
@@ -132,7 +144,7 @@ def module_dir(module: str, catalog_dir: str, where: str) -> str | None:
                        "PYTHONPATH or in the working directory")
 
 
-def _read_file(path: Path) -> list[PassEntry]:
+def _read_file(path: Path, dialect: str) -> list[PassEntry]:
     import yaml  # here, not at the top: Relay workers import user_factory where PyYAML is absent
     try:
         doc = yaml.safe_load(path.read_text())
@@ -142,24 +154,50 @@ def _read_file(path: Path) -> list[PassEntry]:
         mark = getattr(exc, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark is not None else ""
         raise HirfuzzError(f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    if not isinstance(doc, dict) or not isinstance(doc.get("passes"), list):
-        raise HirfuzzError(f"{path}: expected a mapping whose 'passes' key holds a list")
-    return [_read_entry(f"{path}: passes[{i}]", raw, str(path.resolve().parent))
-            for i, raw in enumerate(doc["passes"])]
+    where, raws = _dialect_entries(path, doc, dialect)
+    return [_read_entry(f"{path}: {where}[{i}]", raw, str(path.resolve().parent), str(path))
+            for i, raw in enumerate(raws)]
 
 
-def load_catalog(user_files: list[str | Path] | None = None, builtin: str | Path | None = None) -> Catalog:
-    """The built-in catalog (Relax's unless another is named) plus users' catalogs,
-    validated as a whole."""
+def _dialect_entries(path: Path, doc, dialect: str) -> tuple[str, list]:
+    """The entries a catalog file holds for `dialect`, and where they stand in it: its
+    `passes:` list (a file that serves one dialect), or that dialect's section's."""
+    from ..dialects import dialect_names
+    known = dialect_names()
+    form = f"a 'passes' list, or a section per dialect ({', '.join(known)}) each holding one"
+    if not isinstance(doc, dict):
+        raise HirfuzzError(f"{path}: expected a mapping: {form}")
+    if "passes" in doc:
+        both = [name for name in known if name in doc]
+        if both:
+            raise HirfuzzError(f"{path}: holds both a 'passes' list and section(s) {', '.join(both)}; "
+                               f"expected {form}")
+        where, section = "passes", doc
+    else:
+        unknown = [name for name in doc if name not in known]
+        if unknown:
+            raise HirfuzzError(f"{path}: unknown section(s) {', '.join(map(str, unknown))}; expected {form}")
+        if dialect not in doc:
+            raise HirfuzzError(f"{path}: no '{dialect}' section (it has {', '.join(doc) or 'none'}), so "
+                               f"nothing for a {dialect} campaign")
+        where, section = f"{dialect}.passes", doc[dialect]
+    if not isinstance(section, dict) or not isinstance(section.get("passes"), list):
+        raise HirfuzzError(f"{path}: expected '{where}' to hold a list of passes")
+    return where, section["passes"]
+
+
+def load_catalog(user_files: list[str | Path] | None = None, builtin: CatalogSection | None = None) -> Catalog:
+    """A dialect's built-in catalog (Relax's unless another is named) plus that dialect's part
+    of users' catalogs, validated as a whole."""
     if builtin is None:
         from ..dialects import dialect_info
         builtin = dialect_info("relax").catalog
     entries: dict[str, PassEntry] = {}
-    for path in [Path(builtin)] + [Path(p) for p in user_files or []]:
-        for e in _read_file(path):
+    for path in [builtin.file] + [Path(p) for p in user_files or []]:
+        for e in _read_file(path, builtin.dialect):
             if e.name in entries:
                 raise HirfuzzError(f"{path}: pass '{e.name}' is already in the catalog")
-            if e.import_path is None and path != Path(builtin):
+            if e.import_path is None and path != builtin.file:
                 raise HirfuzzError(f"{path}: pass '{e.name}' needs 'import: package.module:factory'")
             entries[e.name] = e
     _check_requirements(entries)

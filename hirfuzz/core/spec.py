@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
-from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -62,13 +61,14 @@ import numpy as np
 import yaml
 
 from . import expr as E
+from ..data import SPEC_DIR
 from ..errors import SpecError
 
 # The data types hirfuzz generates: HIRGen's set plus float16.
 ALL_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
               "float16", "float32", "float64")
 
-DEFAULT_SPEC_DIR = Path(str(files("hirfuzz") / "opspecs"))  # package data
+DEFAULT_SPEC_DIR = SPEC_DIR  # the top-level opspecs/ (hirfuzz.data)
 
 _OP_KEYS = {"name", "relax", "inputs", "dtypes", "attrs", "solve", "constraints", "output",
             "reference", "tolerance", "amplification", "overflow", "exact", "continuous", "may_trap", "call",

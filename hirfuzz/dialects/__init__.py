@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass, field
-from pathlib import Path
 
+from ..core.passes import CatalogSection
 from ..errors import HirfuzzError
 
 
@@ -21,7 +21,7 @@ class DialectInfo:
     tvm: str                      # the TVM it needs, in words, for messages
     executors: dict[str, dict]    # executor name -> its configuration settings
     baseline: str                 # the executor every case is built with first
-    catalog: Path                 # the built-in pass catalog
+    catalog: CatalogSection       # the built-in pass catalog: its section of the top-level passes.yaml
     implementation: str           # module whose `DIALECT` is the worker-side Dialect
     reproducer: str               # TVM-free module whose `render_reproducer` writes its scripts
     plan_knobs: dict = field(default_factory=dict)  # lowering features it lacks (core.plan.Knobs: 0)

@@ -11,10 +11,11 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from hirfuzz.core.passes import argument_variants, load_catalog
+from hirfuzz.dialects import dialect_info
 
-from relay_env import ROOT, run_in_relay
+from relay_env import run_in_relay
 
-CATALOG = load_catalog(builtin=ROOT / "hirfuzz" / "dialects" / "relay" / "passes.yaml")
+CATALOG = load_catalog(builtin=dialect_info("relay").catalog)
 SAMPLES = ["dataflow", "global-call", "closure", "pure-dataflow"]
 WORKERS = 2
 

@@ -9,9 +9,8 @@ The executors are the Relax counterparts of HIRGen's four:
 """
 from __future__ import annotations
 
-from importlib.resources import files
-from pathlib import Path
-
+from ...core.passes import CatalogSection
+from ...data import PASS_CATALOG
 from .. import DialectInfo
 
 EXECUTORS = {
@@ -23,6 +22,6 @@ EXECUTORS = {
 # VM lowering, so CodeGenVM rejects every module built that way (seen on 0.27)
 
 INFO = DialectInfo(name="relax", tvm="apache-tvm 0.27", executors=EXECUTORS, baseline="vm",
-                   catalog=Path(str(files(__name__) / "passes.yaml")),
+                   catalog=CatalogSection(PASS_CATALOG, "relax"),
                    implementation="hirfuzz.dialects.relax.dialect",
                    reproducer="hirfuzz.dialects.relax.repro")

@@ -13,9 +13,8 @@ for them and counted, never reported.
 """
 from __future__ import annotations
 
-from importlib.resources import files
-from pathlib import Path
-
+from ...core.passes import CatalogSection
+from ...data import PASS_CATALOG
 from .. import DialectInfo
 
 # "plain": the executor builds the graph lowered without functions, closures or If (a
@@ -28,7 +27,7 @@ EXECUTORS = {
 }
 
 INFO = DialectInfo(name="relay", tvm="TVM 0.19 (python -m hirfuzz setup relay)", executors=EXECUTORS,
-                   baseline="vm", catalog=Path(str(files(__name__) / "passes.yaml")),
+                   baseline="vm", catalog=CatalogSection(PASS_CATALOG, "relay"),
                    implementation="hirfuzz.dialects.relay.dialect",
                    reproducer="hirfuzz.dialects.relay.repro",
                    # symbolic shapes cast back to static ones are Relax's (match_cast)

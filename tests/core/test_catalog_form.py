@@ -1,0 +1,67 @@
+"""A user's pass catalog (--passes) takes the form of the shipped passes.yaml: a section per
+dialect, each holding a `passes:` list, of which a campaign reads its own dialect's; or, for
+a file that serves one dialect, just the `passes:` list, whose passes join whichever dialect
+the campaign fuzzes. A file that cannot serve the campaign says so in one line naming it."""
+import re
+
+import pytest
+
+from conftest import run_hirfuzz
+from hirfuzz.core.passes import load_catalog
+from hirfuzz.dialects import dialect_info
+from hirfuzz.errors import HirfuzzError
+
+SECTIONED = """\
+relax:
+  passes:
+    - {name: MineForRelax, import: "mine_passes:for_relax"}
+relay:
+  passes:
+    - {name: MineForRelay, import: "mine_passes:for_relay"}
+"""
+
+
+@pytest.fixture
+def catalog_file(tmp_path):
+    (tmp_path / "mine_passes.py").write_text("")  # found beside the catalog; never imported here
+
+    def write(text: str):
+        path = tmp_path / "mine.yaml"
+        path.write_text(text)
+        return path
+    return write
+
+
+@pytest.mark.parametrize("dialect,mine,other", [("relax", "MineForRelax", "MineForRelay"),
+                                                ("relay", "MineForRelay", "MineForRelax")])
+def test_a_campaign_reads_its_own_dialects_section(catalog_file, dialect, mine, other):
+    path = catalog_file(SECTIONED)
+    builtin = load_catalog(builtin=dialect_info(dialect).catalog).names()
+    assert load_catalog([path], builtin=dialect_info(dialect).catalog).names() == builtin + [mine]
+    proc = run_hirfuzz("--ir", dialect, "--passes", path, "--list-passes")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == builtin + [mine] and other not in proc.stdout
+
+
+def test_a_passes_list_at_the_top_joins_either_dialects_catalog(catalog_file):
+    path = catalog_file('passes:\n  - {name: MineForAny, import: "mine_passes:for_any"}\n')
+    for dialect in ("relax", "relay"):
+        assert load_catalog([path], builtin=dialect_info(dialect).catalog).names()[-1] == "MineForAny"
+
+
+@pytest.mark.parametrize("text,message", [
+    ('relay:\n  passes:\n    - {name: X, import: "mine_passes:x"}\n', "no 'relax' section (it has relay)"),
+    ("relx:\n  passes: []\n", "unknown section(s) relx"),
+    ("passes: []\nrelax:\n  passes: []\n", "both a 'passes' list and section(s) relax"),
+    ('relax:\n  - {name: X, import: "mine_passes:x"}\n', "expected 'relax.passes' to hold a list"),
+    ("[]\n", "expected a mapping"),
+    ('relax:\n  passes:\n    - {name: X, import: "mine_passes:x", colour: red}\n', "relax.passes[0] (X): unknown key"),
+])
+def test_a_catalog_that_cannot_serve_the_campaign_is_named_in_one_line(catalog_file, text, message):
+    path = catalog_file(text)
+    with pytest.raises(HirfuzzError, match=re.escape(message)):
+        load_catalog([path])
+    proc = run_hirfuzz("--passes", path, "--list-passes")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().splitlines()[-1].startswith(f"hirfuzz: error: {path}: ")
+    assert message in proc.stderr
