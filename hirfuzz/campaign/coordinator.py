@@ -184,7 +184,7 @@ class Campaign:
             lock=self.lock, counters=self.counters, make_case=self.maker.make_case,
             classify=self.judging.classify, tvm_version=lambda: self.pool.tvm_version,
             installation=lambda: self.pool.installation, say=self.say,
-            rename_finding=self.rename_finding, file_finding=self.file_finding)
+            rename_finding=self.rename_finding, file_finding=self.file_finding, record=self.record_hit)
 
     def _cross_reduction_host(self) -> ReductionHost:
         """The second IR's findings are finished in its own TVM, with its own cases."""
@@ -501,8 +501,7 @@ class Campaign:
             self.counters.spec_disagreements += 1
             self.keep("spec-disagreements", case, finding, outcome.log)
         elif finding is not None:
-            self.counters.findings_hits += 1
-            self.record(case, finding, outcome.log)
+            self.record_hit(case, finding, outcome.log)
 
     # --- findings -------------------------------------------------------------------------
 
@@ -529,6 +528,12 @@ class Campaign:
         save_folder(self.out / "hirfuzz-bugs", name, finding_files(finding, case_json, "", finding.detail))
         self.own_bugs[finding.signature] = finding
         self.say(f"hirfuzz's own bug (not reported as a TVM finding) {name}: {finding.message[:160]}")
+
+    def record_hit(self, case: Case, finding: Finding, log: str):
+        """A finding seen once more: counted, and recorded (a reduction thread sees some too)."""
+        with self.lock:
+            self.counters.findings_hits += 1
+            self.record(case, finding, log)
 
     def record(self, case: Case, finding: Finding, log: str):
         """A finding of the oracles: a hit of one already known, or a new one to finish."""

@@ -52,6 +52,12 @@ class Oracle(str, Enum):
     CROSS_IR = "cross-ir"      # a cross-IR campaign's second IR, in its own TVM (campaign.cross)
 
 
+def what_failed(finding: Finding) -> str:
+    """A finding's signature without the oracle that saw it: one crash under a pass sequence
+    and under the executor alone is one failure (Judge._prefix)."""
+    return finding.signature.removeprefix(Judge._prefix(Oracle(finding.oracle)))
+
+
 # the oracles that judge a configuration against the baseline's run: a reproducer of
 # their findings builds both
 AGAINST_BASELINE = (Oracle.PASS_ORDER, Oracle.EXECUTOR, Oracle.MUTATION)
