@@ -174,7 +174,8 @@ def check_short_reproducer(script: Path, finding: Finding, timeout_s: float, pyt
                            extra_env: dict | None = None, dialect: str | None = None) -> ReproOutcome:
     """Run the maintainer's repro.py alone and say whether it fails the way the fuzzer saw:
     the same failure in the `dialect`'s terms (an AssertionError for a wrong result), the
-    same signal, or a hang. Its output, less the line that says what it raised, is what the report shows."""
+    same signal, or a hang. Its output, less the line that says what it raised, is what
+    the report shows."""
     hang = finding.kind == "hang"
     proc = _run(["-c", _RUN_ALONE, script.name], script, timeout_s * (2 if hang else 1),
                 timeout_s + (0 if hang else 10), python, extra_env)

@@ -102,15 +102,13 @@ class IllFormedAfterPass(Exception):
 @dataclass(frozen=True)
 class FailureAlias:
     """A failure TVM reports under another exception name than the one a worker sees, for
-    how it is reported rather than for what failed: one failure, two names (its family).
+    how it is reported rather than for what failed: one failure, two names (its family;
+    Relay's is in dialects/relay/__init__.py).
 
     A worker's failure (`name`) is the same failure as a script's exception `raised` only
     where the script's output holds TVM's `report` of it, and what that report says of the
-    failure (its one group; its first line, as a signature keys any error) is in the
-    worker's message. Seen on TVM 0.19: Relay's type errors are diagnostics; a worker
-    renders them itself and sees a DiagnosticError, but TVM's own renderer, in a script,
-    fails on a node whose source a pass dropped (a pass that builds a new IRModule loses
-    the parsed text's source map) and raises a TVMError that quotes the diagnostic."""
+    failure (the pattern's one group: a line, as a signature keys any error on its first)
+    is in the worker's message."""
     name: str
     raised: str
     report: re.Pattern
@@ -118,10 +116,8 @@ class FailureAlias:
     def says(self, output: str, message: str) -> bool:
         """Does `output` hold this report of the failure `message` describes?"""
         found = self.report.search(output)
-        if found is None:
-            return False
-        said = next((ln for ln in found.group(1).splitlines() if ln.strip()), "")
-        return bool(said) and _words(said) in _words(message)
+        said = _words(found.group(1)) if found else ""
+        return bool(said) and said in _words(message)
 
 
 def _words(text: str) -> str:
