@@ -184,7 +184,7 @@ class Campaign:
             lock=self.lock, counters=self.counters, make_case=self.maker.make_case,
             classify=self.judging.classify, tvm_version=lambda: self.pool.tvm_version,
             installation=lambda: self.pool.installation, say=self.say,
-            rename_finding=self.rename_finding, file_finding=self.file_finding, record=self.record_hit)
+            rename_finding=self.rename_finding, file_finding=self.file_finding, record=self.file_found)
 
     def _cross_reduction_host(self) -> ReductionHost:
         """The second IR's findings are finished in its own TVM, with its own cases."""
@@ -494,14 +494,8 @@ class Campaign:
             self.hirfuzz_bug(case, Finding(kind="mutator-error", oracle=Oracle.MUTATION.value, stage="mutate",
                                            signature=f"mutator-error|{normalize_message(answer['mutation_error'])}",
                                            message=answer["mutation_error"][:300], case=case.index))
-        finding = outcome.finding
-        if finding is not None and finding.kind == "mutant-disagreement":
-            self.hirfuzz_bug(case, finding)
-        elif finding is not None and finding.kind == "spec-disagreement":
-            self.counters.spec_disagreements += 1
-            self.keep("spec-disagreements", case, finding, outcome.log)
-        elif finding is not None:
-            self.record_hit(case, finding, outcome.log)
+        if outcome.finding is not None:
+            self.file_found(case, outcome.finding, outcome.log)
 
     # --- findings -------------------------------------------------------------------------
 
@@ -529,11 +523,18 @@ class Campaign:
         self.own_bugs[finding.signature] = finding
         self.say(f"hirfuzz's own bug (not reported as a TVM finding) {name}: {finding.message[:160]}")
 
-    def record_hit(self, case: Case, finding: Finding, log: str):
-        """A finding seen once more: counted, and recorded (a reduction thread sees some too)."""
+    def file_found(self, case: Case, finding: Finding, log: str):
+        """What the oracles found, where it belongs: TVM's findings, a spec's disagreement, or
+        hirfuzz's own bug. A reduction thread files what it meets besides its own finding."""
         with self.lock:
-            self.counters.findings_hits += 1
-            self.record(case, finding, log)
+            if finding.kind == "mutant-disagreement":
+                self.hirfuzz_bug(case, finding)
+            elif finding.kind == "spec-disagreement":
+                self.counters.spec_disagreements += 1
+                self.keep("spec-disagreements", case, finding, log)
+            else:
+                self.counters.findings_hits += 1
+                self.record(case, finding, log)
 
     def record(self, case: Case, finding: Finding, log: str):
         """A finding of the oracles: a hit of one already known, or a new one to finish."""

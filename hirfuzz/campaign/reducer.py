@@ -75,8 +75,8 @@ class ReductionHost:
     # (call with the lock held)
     rename_finding: Callable[[Finding, str], bool]
     file_finding: Callable[[str, Finding, dict], None]  # save a finished one to a folder, and list it
-    # a failure met while finishing another finding: a hit, of a known finding or a new one
-    # to finish (Campaign.record_hit)
+    # a failure met while finishing another finding, filed as the campaign files any: a hit
+    # of a known finding, or a new one to finish (Campaign.file_found)
     record: Callable[["Case", Finding, str], None]
 
 
