@@ -194,7 +194,7 @@ class Campaign:
             lock=self.lock, counters=self.counters, make_case=self.maker.make_case,
             classify=self.judging.classify, tvm_version=lambda: self.pool.tvm_version,
             installation=lambda: self.pool.installation, say=self.say,
-            rename_finding=self.rename_finding, file_finding=self.file_finding)
+            rename_finding=self.rename_finding, file_finding=self.file_finding, record=self.file_found)
 
     def _cross_reduction_host(self) -> ReductionHost:
         """The second IR's findings are finished in its own TVM, with its own cases."""
@@ -568,15 +568,8 @@ class Campaign:
                                            message=answer["mutation_error"][:300], case=case.index))
         if outcome.status is Status.OUT_OF_MEMORY:
             self.ran_out_of_memory(case, outcome)
-        finding = outcome.finding
-        if finding is not None and finding.kind == "mutant-disagreement":
-            self.hirfuzz_bug(case, finding)
-        elif finding is not None and finding.kind == "spec-disagreement":
-            self.counters.spec_disagreements += 1
-            self.keep("spec-disagreements", case, finding, outcome.log)
-        elif finding is not None:
-            self.counters.findings_hits += 1
-            self.record(case, finding, outcome.log)
+        if outcome.finding is not None:
+            self.file_found(case, outcome.finding, outcome.log)
 
     # --- findings -------------------------------------------------------------------------
 
@@ -613,6 +606,19 @@ class Campaign:
         save_folder(self.out / "hirfuzz-bugs", name, finding_files(finding, case_json, "", None, finding.detail))
         self.own_bugs[finding.signature] = finding
         self.say(f"hirfuzz's own bug (not reported as a TVM finding) {name}: {finding.message[:160]}")
+
+    def file_found(self, case: Case, finding: Finding, log: str):
+        """What the oracles found, where it belongs: TVM's findings, a spec's disagreement, or
+        hirfuzz's own bug. A reduction thread files what it meets besides its own finding."""
+        with self.lock:
+            if finding.kind == "mutant-disagreement":
+                self.hirfuzz_bug(case, finding)
+            elif finding.kind == "spec-disagreement":
+                self.counters.spec_disagreements += 1
+                self.keep("spec-disagreements", case, finding, log)
+            else:
+                self.counters.findings_hits += 1
+                self.record(case, finding, log)
 
     def record(self, case: Case, finding: Finding, log: str):
         """A finding of the oracles: a hit of one already known, or a new one to finish."""

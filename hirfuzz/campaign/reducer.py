@@ -76,6 +76,9 @@ class ReductionHost:
     # (call with the lock held)
     rename_finding: Callable[[Finding, str], bool]
     file_finding: Callable[[str, Finding, dict], None]  # save a finished one to a folder, and list it
+    # a failure met while finishing another finding, filed as the campaign files any: a hit
+    # of a known finding, or a new one to finish (Campaign.file_found)
+    record: Callable[["Case", Finding, str], None]
 
 
 @dataclass
@@ -513,10 +516,20 @@ class Reduction:
     def fails_without_passes(self, case, finding: Finding, config: dict) -> bool:
         """Does the configuration fail the same way with no pass at all (the executor at that
         opt level)? Then no pass is to blame, whichever one a minimisation would keep: the
-        finding becomes the executor oracle's."""
+        finding becomes the executor oracle's.
+
+        A crash is the same only if it is the same failure. Another one (seen: DynamicToStatic's
+        type error, whose program without the pass crashes the VM at opt_level 1) is a finding
+        of its own, recorded as the campaign records any; this one keeps its passes, its
+        stage and its exception (a half-renamed finding is checked against a script that
+        fails as the other one does, and is lost to unconfirmed/)."""
         alone = {**config, "passes": []}
-        found = self.finding_of(self.variant(case, configs=[case.configs[0], alone]))
-        if found is None or not same_failure(found.signature, finding.signature, oracle_may_change=True):
+        without = self.variant(case, configs=[case.configs[0], alone])
+        found = self.finding_of(without)
+        if found is None:
+            return False
+        if not same_failure(found.signature, finding.signature, oracle_may_change=True):
+            self.host.record(without, found, found.detail)
             return False
         finding.oracle, finding.signature = found.oracle, found.signature
         finding.message, finding.detail = found.message, found.detail

@@ -35,28 +35,40 @@ def finding_folders(path: Path) -> list[Path]:
     raise ValueError(f"{path}: neither a finding folder (with finding.json) nor a campaign folder (with findings/)")
 
 
-def recorded_interpreter(folder: Path, second_ir: bool = False) -> tuple[str | None, dict]:
-    """The interpreter (and its environment) the finding's campaign ran TVM under, if known;
-    a cross-IR campaign's finding in its second IR ran under that IR's."""
+def campaign_settings(folder: Path) -> dict:
+    """The settings of the campaign a finding folder is from (its campaign.json), if known."""
     for marker in (folder / "campaign.json", folder.parent.parent / "campaign.json"):
         try:
             meta = json.loads(marker.read_text())
         except (OSError, ValueError):
             continue
-        settings = meta.get("settings", {})
-        if second_ir:
-            return settings.get("cross_python"), settings.get("cross_env") or {}
-        return settings.get("tvm_python"), settings.get("tvm_env") or {}
-    return None, {}
+        return meta.get("settings", {})
+    return {}
+
+
+def recorded_interpreter(folder: Path, second_ir: bool = False) -> tuple[str | None, dict]:
+    """The interpreter (and its environment) the finding's campaign ran TVM under, if known;
+    a cross-IR campaign's finding in its second IR ran under that IR's."""
+    settings = campaign_settings(folder)
+    if second_ir:
+        return settings.get("cross_python"), settings.get("cross_env") or {}
+    return settings.get("tvm_python"), settings.get("tvm_env") or {}
+
+
+def recorded_dialect(folder: Path, second_ir: bool = False) -> str | None:
+    """The IR the finding's campaign fuzzed (the second one's, for its cross-IR findings)."""
+    return campaign_settings(folder).get("cross_dialect" if second_ir else "dialect")
 
 
 def replay(folder: Path, timeout_s: float, python: str | None = None) -> tuple[str, str]:
     """('reproduces' | 'fixed' | 'differs' | 'cannot-run', what was observed)."""
     data = json.loads((folder / "finding.json").read_text())
     finding = Finding(**data)
-    recorded, env = recorded_interpreter(folder, second_ir=finding.oracle == "cross-ir")
+    second_ir = finding.oracle == "cross-ir"
+    recorded, env = recorded_interpreter(folder, second_ir)
     outcome = check_finding_scripts(folder, finding, timeout_s, python=python or recorded,
-                                    extra_env=env if python is None else {})
+                                    extra_env=env if python is None else {},
+                                    dialect=recorded_dialect(folder, second_ir))
     if outcome.reproduced:
         return "reproduces", outcome.observed
     if outcome.harness_error:  # no verdict on the bug: the script never reached it

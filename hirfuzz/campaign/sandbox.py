@@ -327,7 +327,7 @@ class Worker:
     def check_scripts(self, folder: Path, finding, timeout_s: float):
         """Run a finding's saved scripts alone under this worker's interpreter (triage's check)."""
         return check_finding_scripts(folder, finding, timeout_s=timeout_s, python=self.python,
-                                     extra_env=self.extra_env)
+                                     extra_env=self.extra_env, dialect=self.dialect)
 
     def log_tail(self, limit: int = 6000) -> str:
         """The last `limit` bytes the current process wrote to the log (not an earlier one's:

@@ -17,6 +17,8 @@ from enum import Enum
 from pathlib import Path
 
 from ..core.finding import Finding, normalize_message, top_tvm_frame
+from ..dialects import dialect_info
+from ..dialects.base import FailureAlias, same_failure
 from ..protocol import REPRO_MARK as MARK
 from .environment import script_environment
 from .titles import message_error
@@ -109,9 +111,25 @@ def _exited_alike(finding: Finding, failed: bool) -> bool:
     return failed and finding.extra.get("signal") == "exit"  # else a signal's name, or "timeout"
 
 
+def _failure_aliases(dialect: str | None) -> tuple[FailureAlias, ...]:
+    """The exception names the dialect's TVM gives one failure (none known without a dialect)."""
+    return dialect_info(dialect).failure_aliases if dialect else ()
+
+
+def _same_failure(finding: Finding, raised: str, output: str, dialect: str | None) -> bool:
+    """Is what a script raised the crash the finding saw: what TVM reports, not the name a
+    renderer gave it (dialects.base.same_failure)?"""
+    return same_failure(_failure_aliases(dialect), finding.extra.get("exc_type") or "", finding.message, raised,
+                        output)
+
+
+_FAILED_MARK = re.compile(rf"^{re.escape(MARK)} stage=(\S+) error=(\S+)$")
+
+
 def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: str | None = None,
-                     extra_env: dict | None = None) -> ReproOutcome:
-    """Run hirfuzz's harness (check.py) alone and say whether it fails the way the fuzzer saw.
+                     extra_env: dict | None = None, dialect: str | None = None) -> ReproOutcome:
+    """Run hirfuzz's harness (check.py) alone and say whether it fails the way the fuzzer saw
+    (a crash: at the same stage, with the same failure in the `dialect`'s terms).
 
     A hang is judged on CPU time, which a loaded machine does not stretch: a build that is
     merely slow finishes within `timeout_s` CPU-seconds. The wall-clock limit, twice as
@@ -133,11 +151,13 @@ def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: s
         return ReproOutcome(last == f"{MARK} mismatch", last or f"exit {proc.returncode}", output[-4000:])
     if finding.kind == "silent-acceptance":
         return ReproOutcome(last == f"{MARK} accepted", last or f"exit {proc.returncode}", output[-4000:])
-    want = f"{MARK} stage={finding.stage} error={finding.extra.get('exc_type')}"
     if finding.stage == "worker":
         return ReproOutcome(_exited_alike(finding, proc.returncode != 0 and last != f"{MARK} ok"),
                             last or f"exit {proc.returncode}", output[-4000:])
-    return ReproOutcome(last == want, last or f"exit {proc.returncode}", output[-4000:])
+    failed = _FAILED_MARK.match(last)
+    alike = (failed is not None and failed.group(1) == finding.stage
+             and _same_failure(finding, failed.group(2), output, dialect))
+    return ReproOutcome(alike, last or f"exit {proc.returncode}", output[-4000:])
 
 
 # runs the maintainer's repro.py as it is, and says what it raised: the script has no marks
@@ -153,10 +173,11 @@ _IMPORT_ERRORS = ("ImportError", "ModuleNotFoundError")
 
 
 def check_short_reproducer(script: Path, finding: Finding, timeout_s: float, python: str | None = None,
-                           extra_env: dict | None = None) -> ReproOutcome:
+                           extra_env: dict | None = None, dialect: str | None = None) -> ReproOutcome:
     """Run the maintainer's repro.py alone and say whether it fails the way the fuzzer saw:
-    the same exception type (an AssertionError for a wrong result), the same signal, or a
-    hang. Its output, less the line that says what it raised, is what the report shows."""
+    the same failure in the `dialect`'s terms (an AssertionError for a wrong result), the
+    same signal, or a hang. Its output, less the line that says what it raised, is what
+    the report shows."""
     hang = finding.kind == "hang"
     proc = _run(["-c", _RUN_ALONE], script, timeout_s * (2 if hang else 1),
                 timeout_s + (0 if hang else 10), python, extra_env)
@@ -175,7 +196,7 @@ def check_short_reproducer(script: Path, finding: Finding, timeout_s: float, pyt
         return ReproOutcome(raised == "AssertionError", observed, output[-4000:])
     if finding.stage == "worker":
         return ReproOutcome(_exited_alike(finding, bool(raised)), observed, output[-4000:])
-    alike = bool(raised) and raised == finding.extra.get("exc_type")
+    alike = bool(raised) and _same_failure(finding, raised, output, dialect)
     if alike and finding.kind == "poor-diagnostic" and not _same_error(output, raised, finding.signature):
         # a disruptive script holds one call of the program: the same type is not enough,
         # TVM must fail in the same place, saying the same thing
@@ -204,16 +225,17 @@ _LOG_LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] ")
 
 
 def check_finding_scripts(folder: Path, finding: Finding, timeout_s: float, python: str | None = None,
-                          extra_env: dict | None = None) -> ReproOutcome:
+                          extra_env: dict | None = None, dialect: str | None = None) -> ReproOutcome:
     """Run a finding's scripts alone: hirfuzz's harness (check.py), then the maintainer's
     repro.py, which must fail the same way. A folder without check.py has one script,
-    repro.py, which is the harness (a disruptive finding's, or one saved before)."""
+    repro.py, which is the harness (a disruptive finding's, or one saved before). `dialect`
+    (the finding's IR) says which exception names are one failure."""
     if not (folder / HARNESS).exists():
-        return check_reproducer(folder / REPRO, finding, timeout_s, python, extra_env)
-    harness = check_reproducer(folder / HARNESS, finding, timeout_s, python, extra_env)
+        return check_reproducer(folder / REPRO, finding, timeout_s, python, extra_env, dialect)
+    harness = check_reproducer(folder / HARNESS, finding, timeout_s, python, extra_env, dialect)
     if not harness.reproduced:
         return ReproOutcome(False, f"{HARNESS}: {harness.observed}", harness.output, harness.harness_error)
-    short = check_short_reproducer(folder / REPRO, finding, timeout_s, python, extra_env)
+    short = check_short_reproducer(folder / REPRO, finding, timeout_s, python, extra_env, dialect)
     return ReproOutcome(short.reproduced, f"{HARNESS}: {harness.observed}; {REPRO}: {short.observed}",
                         short.output, short.harness_error, harness_output=harness.output,
                         harness_observed=harness.observed)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 from ..core.passes import CatalogSection
 from ..errors import HirfuzzError
+from .base import FailureAlias
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class DialectInfo:
     composite_prefix: str = ""    # its spellings that are several ops (never the target of a violation)
     environment: str | None = None  # the managed environment its workers use without --tvm-python
                                     # (None: the Python running hirfuzz)
+    # the exception names its TVM gives one failure, which the reproducer checks take as one
+    failure_aliases: tuple[FailureAlias, ...] = ()
 
 
 def _relax() -> DialectInfo:

@@ -5,15 +5,23 @@ runs in a worker process, under the interpreter that holds that TVM, and may imp
 the coordinator only ever sees `DialectInfo` (dialects/__init__.py). Errors are raised as
 they come: the worker turns each into data for the oracles, tagged with the stage
 (protocol.STAGES) it happened in.
+
+Which exception names are one failure (`FailureAlias`, `same_failure`) is TVM-free: the
+reproducer checks in the coordinator compare a script's failure with a worker's by it.
 """
 from __future__ import annotations
 
+import re
 from abc import ABC, abstractmethod
+from dataclasses import dataclass
 
 import numpy as np
 
 
 class Dialect(ABC):
+    """What a worker does with a case. Which exception names are one failure is the
+    coordinator's to know, TVM-free: the dialect's `DialectInfo.failure_aliases` (see
+    `FailureAlias`)."""
     name: str
 
     @abstractmethod
@@ -87,3 +95,39 @@ class IllFormedAfterPass(Exception):
         super().__init__(f"{pass_name} left an ill-formed module: {cause}")
         self.pass_name = pass_name
         self.cause = cause
+
+
+# --- which exception names are one failure --------------------------------------------------
+
+@dataclass(frozen=True)
+class FailureAlias:
+    """A failure TVM reports under another exception name than the one a worker sees, for
+    how it is reported rather than for what failed: one failure, two names (its family;
+    Relay's is in dialects/relay/__init__.py).
+
+    A worker's failure (`name`) is the same failure as a script's exception `raised` only
+    where the script's output holds TVM's `report` of it, and what that report says of the
+    failure (the pattern's one group: a line, as a signature keys any error on its first)
+    is in the worker's message."""
+    name: str
+    raised: str
+    report: re.Pattern
+
+    def says(self, output: str, message: str) -> bool:
+        """Does `output` hold this report of the failure `message` describes?"""
+        found = self.report.search(output)
+        said = _words(found.group(1)) if found else ""
+        return bool(said) and said in _words(message)
+
+
+def _words(text: str) -> str:
+    return " ".join(text.split())
+
+
+def same_failure(aliases: tuple[FailureAlias, ...], name: str, message: str, raised: str, output: str) -> bool:
+    """Is the exception a script raised (`raised`, its output `output`) the failure a
+    worker saw (exception `name`, described by `message`)? The same name, or an alias of it
+    the dialect defines whose report the output holds."""
+    if raised == name:
+        return True
+    return any(a.name == name and a.raised == raised and a.says(output, message) for a in aliases)

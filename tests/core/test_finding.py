@@ -48,3 +48,32 @@ def test_an_ill_formed_pass_output_is_keyed_on_the_pass_and_the_complaint_not_th
     assert deleted == {"ill-formed|InlinePrivateFunctions|GlobalVar ? is not defined."}
     # what is wrong still tells keys apart
     assert ill_formed_signature("P", "Var x is defined more than once.") != ill_formed_signature("P", variants[0])
+
+
+# what repro.py prints on TVM 0.19 when a pass dropped the source map of the text it parsed and
+# Relay's type checker then fails: TVM's renderer cannot place the diagnostic
+UNPLACED = """Traceback (most recent call last):
+  0: tvm::ReportAt(tvm::DiagnosticContext const&, std::ostream&, tvm::Span const&, tvm::Diagnostic const&)
+  File "/project/tvm/src/ir/diagnostic.cc", line 265
+TVMError: The source maps are not populated for this module. Please use `tvm.relay.transform.AnnotateSpans` to attach source maps for error reporting.
+Error: The Relay type checker is unable to show the following types match.
+In particular `Tensor[(3), float32]` does not match `Tensor[(3), float64]`
+"""
+# the worker's message for it: its own renderer's DiagnosticError, the diagnostics first
+SEEN = ("PlantedWidenArgument left an ill-formed module: DiagnosticError: data types float64 and float32 do not "
+        "match in BroadcastRel | The Relay type checker is unable to show the following types match. In particular "
+        "`Tensor[(3), float32]` does not match `Tensor[(3), float64]` under vm on llvm (opt_level 2)")
+
+
+def test_a_diagnostic_tvm_could_not_place_is_the_diagnostic_a_worker_saw_in_relay_only():
+    from hirfuzz.dialects import dialect_info
+    from hirfuzz.dialects.base import same_failure
+    relay, relax = dialect_info("relay").failure_aliases, dialect_info("relax").failure_aliases
+    assert same_failure(relay, "DiagnosticError", SEEN, "TVMError", UNPLACED)
+    assert same_failure(relax, "DiagnosticError", SEEN, "DiagnosticError", "")  # one name, one failure
+    assert not same_failure(relax, "DiagnosticError", SEEN, "TVMError", UNPLACED)
+    # another diagnostic, or a TVMError that is no unplaced diagnostic, is another failure
+    assert not same_failure(relay, "DiagnosticError", "DiagnosticError: Incompatible broadcast type", "TVMError",
+                            UNPLACED)
+    assert not same_failure(relay, "DiagnosticError", SEEN, "TVMError", "TVMError: " + SEEN)
+    assert not same_failure(relay, "InternalError", SEEN, "TVMError", UNPLACED)

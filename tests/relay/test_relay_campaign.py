@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 from collections import Counter
+from pathlib import Path
 
 from conftest import ROOT, SPECS, run_hirfuzz
 from relay_env import relay_interpreter
@@ -176,3 +177,51 @@ def test_a_type_error_says_what_relay_diagnosed(tmp_path):
     assert len(kept) == 1
     finding = json.loads(kept[0].read_text())
     assert finding["message"].startswith("DiagnosticError: Incompatible broadcast type"), finding["message"]
+
+
+# topk of a tuple projection (the "tuple" lowering feature) in a global function: after
+# DynamicToStatic, Relay's type inference fails (a TVM 0.19 bug with global functions); without
+# the pass, the VM at opt_level 1 fails its virtual_device check on the projection (another)
+TUPLE_TOPK = {"format": 1, "nodes": [
+    {"id": 0, "kind": "var", "outputs": [{"shape": [1, 1, 5, 5], "dtype": "uint8"}]},
+    {"id": 1, "kind": "op", "outputs": [{"shape": [1, 1, 5, 5], "dtype": "int32"}], "op": "topk", "dtype": "uint8",
+     "inputs": [[0, 0]], "attrs": {"axis": -3, "k": 1, "largest": False, "ret_type": "indices", "out": "int32"}}]}
+IN_A_GLOBAL_THROUGH_A_TUPLE = {
+    "format": 1, "functions": [{"start": 1, "end": 1, "kind": "global", "captures": [], "as_value": False,
+                                "plain": False}],
+    "plain_nodes": [], "node_features": {"1": ["tuple"]}, "dynamic_params": [], "allow_known_bugs": False}
+
+
+def test_a_crash_met_without_the_passes_is_a_finding_of_its_own_not_the_first_one_renamed(tmp_path):
+    """Isolating a pass-order crash tries its configuration without the passes. There the VM
+    crashes otherwise (seen in a seed-23 campaign): that is another finding, confirmed, and
+    the first keeps its own failure. It used to be renamed half-way (the VM crash's
+    signature, the type error's stage and exception): its scripts, failing as the VM crash
+    does, were then 'did not fail alike', filed as hirfuzz's problem; the type error was lost."""
+    from hirfuzz.campaign.coordinator import Campaign, Settings
+    from hirfuzz.core.graph import Graph
+    from hirfuzz.core.spec import load_specs
+    from hirfuzz.protocol import make_config
+    python, env = relay_interpreter()
+    settings = Settings(out=str(tmp_path / "out"), iterations=1, dialect="relay", tvm_python=python, tvm_env=env,
+                        pass_fuzz=False)
+    campaign = Campaign(settings, load_specs(dialect="relay"), progress=False)
+    configs = [make_config("vm", dialect="relay"),
+               make_config("vm", passes=[{"name": "DynamicToStatic", "args": {}}], opt_level=1, dialect="relay")]
+    # the campaign's one case is this program (as a resumed campaign runs the cases left in flight)
+    campaign.queue = [campaign.maker.make_case(0, Graph.from_json(TUPLE_TOPK), configs=configs,
+                                               lowering={"plan": IN_A_GLOBAL_THROUGH_A_TUPLE})]
+    campaign.next_index = 1
+    s = campaign.run()
+    assert s["unconfirmed"] == [], s["unconfirmed"]
+    found = {f["oracle"]: f for f in s["findings"]}
+    assert sorted(found) == ["executor", "pass-order"], s["findings"]
+    typing, vm = found["pass-order"], found["executor"]
+    assert (typing["stage"], typing["message"].split(": ")[:2]) == ("passes", ["after DynamicToStatic()", "DiagnosticError"])
+    assert vm["stage"] == "build" and "!virtual_device->IsFullyUnconstrained()" in vm["message"], vm
+    assert vm["message"].endswith("under vm on llvm (opt_level 1)"), vm["message"]
+    folder = Path(vm["path"])
+    assert "%0.0" in (folder / "repro.py").read_text()  # the tuple projection, no pass
+    observed = (folder / "repro-output.txt").read_text().splitlines()[0]
+    assert observed == "observed: check.py: HIRFUZZ-REPRO stage=build error=InternalError; repro.py: raised InternalError"
+    assert s["finding_hits"] == sum(f["hits"] for f in s["findings"]) == 2

@@ -2,8 +2,13 @@
 given only their catalog entry, each with the minimal pass sequence in its finding."""
 import json
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 from conftest import ROOT, the_one_ill_formed_finding
+from hirfuzz.campaign.triage import check_finding_scripts
+from hirfuzz.core.finding import Finding
 from relay_env import relay_interpreter
 from reproducer_rules import check_maintainer_files, final_error, run_alone
 from test_relay_campaign import relay_campaign
@@ -77,6 +82,36 @@ def test_an_ill_formed_pass_output_is_blamed_on_that_pass_not_on_what_trips_over
     python, env = relay_interpreter()
     short = run_alone(python, tmp_path / "out" / f["path"], "repro.py", {**os.environ, **env})
     assert short.returncode == 1 and short.stderr.splitlines()[-1].startswith("ValueError: free variable %")
+
+
+def test_a_type_error_tvm_cannot_place_in_a_script_is_still_one_failure(tmp_path):
+    # PlantedWidenArgument builds a new IRModule, as a user's module pass does, and casts an
+    # argument to float64: Relay's type checker fails after it. The worker renders that
+    # diagnostic itself: a DiagnosticError. In repro.py the module comes from parsed text,
+    # whose source map the new IRModule dropped, and TVM's own renderer raises a TVMError
+    # quoting the diagnostic instead: the same failure, confirmed (it was left unconfirmed)
+    s = planted_campaign(tmp_path, "PlantedWidenArgument", n=2)
+    assert s["findings"] and s["unconfirmed"] == [], s["unconfirmed"]
+    python, env = relay_interpreter()
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env}
+    for row in s["findings"]:
+        assert (row["stage"], row["signature"].split("|")[2]) == ("ill_formed_after_pass", "PlantedWidenArgument"), row
+        folder = Path(row["path"])
+        finding = Finding(**json.loads((folder / "finding.json").read_text()))
+        assert finding.extra["exc_type"] == "DiagnosticError"
+        # check.py renders diagnostics as the worker does; repro.py is TVM's alone
+        seen = check_finding_scripts(folder, finding, 120, python, env, dialect="relay")
+        assert seen.reproduced, seen.observed
+        assert "HIRFUZZ-REPRO stage=ill_formed_after_pass error=DiagnosticError" in seen.harness_output
+        assert "diagnostic: The Relay type checker is unable to show the following types match." in seen.harness_output
+        assert seen.observed.endswith("repro.py: raised TVMError") and "source maps are not populated" in seen.output
+    # the alias is Relay's, and holds only for the diagnostic the worker saw
+    assert not check_finding_scripts(folder, finding, 120, python, env).reproduced
+    other = Finding(**{**finding.to_json(), "message": "DiagnosticError: Incompatible broadcast type"})
+    assert not check_finding_scripts(folder, other, 120, python, env, dialect="relay").reproduced
+    replayed = subprocess.run([sys.executable, "-m", "hirfuzz.replay", tmp_path / "out"], capture_output=True,
+                              text=True, cwd=ROOT, env={**os.environ, **env})
+    assert f"{len(s['findings'])} still reproduce" in replayed.stdout, replayed.stdout + replayed.stderr
 
 
 def test_fast_math_is_judged_within_its_approximation_with_no_false_alarm(tmp_path):

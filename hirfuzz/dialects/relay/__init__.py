@@ -13,9 +13,20 @@ for them and counted, never reported.
 """
 from __future__ import annotations
 
+import re
+
 from ...core.passes import CatalogSection
 from ...data import PASS_CATALOG
 from .. import DialectInfo
+from ..base import FailureAlias
+
+# A type error is a diagnostic, which the worker renders itself (dialect.py): a
+# DiagnosticError. A script renders it with TVM's own renderer, which cannot show a node
+# whose source is not in the module's source map (a pass that builds a new IRModule drops
+# the map of the text the script parsed) and raises a TVMError quoting the diagnostic.
+UNRENDERED_DIAGNOSTIC = FailureAlias(
+    name="DiagnosticError", raised="TVMError",
+    report=re.compile(r"The source maps are not populated for this module\.[^\n]*\nError: ([^\n]*)"))
 
 # "plain": the executor builds the graph lowered without functions, closures or If (a
 # program equal to the case's), so that it is compared on every case, not skipped
@@ -36,4 +47,4 @@ INFO = DialectInfo(name="relay", tvm="TVM 0.19 (python -m hirfuzz setup relay)",
                    # Relay's VM compiles at opt_level 0 only programs already in A-normal form
                    # ("Calls out of a let block are not supported ... set opt_level >= 1")
                    pass_opt_levels=(1, 2, 3),
-                   composite_prefix="hirfuzz.", environment="relay")
+                   composite_prefix="hirfuzz.", environment="relay", failure_aliases=(UNRENDERED_DIAGNOSTIC,))

@@ -20,6 +20,16 @@ from .violate import apply_violation
 os.environ.setdefault("TOPHUB_LOCATION", "NONE")
 
 
+def print_diagnostics(ctx) -> list[str]:
+    """Render TVM's diagnostics as their messages, one a line on stderr; returns them. TVM's
+    own renderer shows each at its place in the source, and raises a TVMError instead of a
+    DiagnosticError where the module's source map lacks that place."""
+    messages = [str(d.message) for d in ctx.diagnostics]
+    for message in messages:
+        print(f"diagnostic: {message}", file=sys.stderr)
+    return messages
+
+
 class RelayDialect(Dialect):
     name = "relay"
 
@@ -30,9 +40,7 @@ class RelayDialect(Dialect):
         tvm.ir.diagnostics.override_renderer(self._render_diagnostics)
 
     def _render_diagnostics(self, ctx):
-        for d in ctx.diagnostics:
-            self.diagnostics.append(str(d.message))
-            print(f"diagnostic: {d.message}", file=sys.stderr)
+        self.diagnostics += print_diagnostics(ctx)
 
     def take_diagnostics(self) -> list[str]:
         taken, self.diagnostics = self.diagnostics, []

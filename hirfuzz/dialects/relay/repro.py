@@ -138,7 +138,11 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
              'os.environ.setdefault("TOPHUB_LOCATION", "NONE")  # building must not download tuning logs',
              "import tvm  # noqa: E402", "from tvm import relay  # noqa: E402", "",
              f"TARGET = {config['target']!r}", f"OPT_LEVEL = {config['opt_level']!r}",
-             f"EXECUTOR = {config['kind']!r}", f"RUN = {run!r}", ""]
+             f"EXECUTOR = {config['kind']!r}", f"RUN = {run!r}", "", "",
+             source_of(HERE / "dialect.py", "print_diagnostics"), "",
+             "",
+             "# the worker's renderer: a type error is a DiagnosticError wherever TVM lost its source",
+             "tvm.ir.diagnostics.override_renderer(print_diagnostics)", ""]
     steps = config.get("passes", [])
     if any(step.get("import") for step in steps):
         lines.append(USER_PASS)
