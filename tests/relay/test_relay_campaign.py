@@ -220,7 +220,7 @@ def test_a_crash_met_without_the_passes_is_a_finding_of_its_own_not_the_first_on
     assert (typing["stage"], typing["message"].split(": ")[:2]) == ("passes", ["after DynamicToStatic()", "DiagnosticError"])
     assert vm["stage"] == "build" and "!virtual_device->IsFullyUnconstrained()" in vm["message"], vm
     assert vm["message"].endswith("under vm on llvm (opt_level 1)"), vm["message"]
-    folder = Path(vm["path"])
+    folder = tmp_path / "out" / vm["path"]
     assert "%0.0" in (folder / "repro.py").read_text()  # the tuple projection, no pass
     observed = (folder / "repro-output.txt").read_text().splitlines()[0]
     assert observed == "observed: check.py: HIRFUZZ-REPRO stage=build error=InternalError; repro.py: raised InternalError"

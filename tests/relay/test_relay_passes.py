@@ -96,7 +96,7 @@ def test_a_type_error_tvm_cannot_place_in_a_script_is_still_one_failure(tmp_path
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env}
     for row in s["findings"]:
         assert (row["stage"], row["signature"].split("|")[2]) == ("ill_formed_after_pass", "PlantedWidenArgument"), row
-        folder = Path(row["path"])
+        folder = tmp_path / "out" / row["path"]
         finding = Finding(**json.loads((folder / "finding.json").read_text()))
         assert finding.extra["exc_type"] == "DiagnosticError"
         # check.py renders diagnostics as the worker does; repro.py is TVM's alone
