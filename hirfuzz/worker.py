@@ -368,7 +368,8 @@ def serve(dialect_name: str) -> int:
     proto_out = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # TVM's prints go to the log, not into the protocol
     sys.stdout = sys.stderr
-    hello = {"ready": True, "pid": os.getpid(), "python": sys.executable}
+    hello = {"ready": True, "pid": os.getpid(), "python": sys.executable,
+             "python_version": ".".join(map(str, sys.version_info[:3]))}  # for the bug report
     try:  # what this interpreter lacks is said in the handshake, not in a traceback
         import tvm
         hello["tvm"] = tvm.__version__

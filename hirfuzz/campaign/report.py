@@ -114,7 +114,9 @@ def _environment(installation: dict, target: str) -> list[str]:
     llvm = installation.get("llvm") or "unknown"
     return [f"- TVM {installation.get('tvm') or 'unknown'} (commit {commit}), LLVM {llvm}",
             f"- built as: {target}",
-            f"- Python {platform.python_version()}, {platform.system()} {platform.machine()}"]
+            # the Python TVM ran under (--tvm-python may name another than hirfuzz's)
+            f"- Python {installation.get('python_version') or platform.python_version()}, "
+            f"{platform.system()} {platform.machine()}"]
 
 
 def _how_it_fails(finding: dict, repro: str) -> str:

@@ -69,6 +69,8 @@ def test_the_scripts_of_a_finding_with_symbolic_shapes_run_under_python_310(tmp_
     (row,) = summary["findings"]
     folder = out / row["path"]  # (absolute or relative to the campaign folder)
     assert json.loads((folder / "case.json").read_text())["lowering"]["plan"]["dynamic_params"]
+    # the bug report names the Python TVM ran under, not the one running hirfuzz
+    assert "- Python 3.12." in (folder / "bug-report.md").read_text()
     harness, short = (folder / "check.py").read_text(), (folder / "repro.py").read_text()
     assert "Needs: Python 3.10 or later, apache-tvm 0.27 (Relax) and numpy" in harness
     for text in (harness, short):

@@ -1,8 +1,10 @@
 """Version triage: a finding's repro.py tried under other TVM releases (replay --versions)."""
 import json
 import os
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -59,14 +61,20 @@ def test_replay_versions_names_a_tvm_it_cannot_use(tmp_path):
 
 
 @pytest.mark.slow
-def test_an_older_release_tries_the_same_script(tmp_path):
-    """relax-0.25 set up for real: 0.27's repro.py runs unchanged there."""
+def test_a_real_regression_is_dated_on_real_releases(tmp_path):
+    """relax-0.25 and relax-0.26 set up for real. The finding (a 10-minute campaign's, seed 31:
+    AdjustMatmulOrder then ConvertLayout, "DataflowBlock Pass should not rewrite or delete any
+    global-scope Var") builds on 0.25 and fails alike on 0.26 and 0.27, checked by hand."""
     home = {**os.environ, "HIRFUZZ_HOME": str(tmp_path / "home")}
-    setup = subprocess.run([sys.executable, "-m", "hirfuzz", "setup", "relax-0.25"], capture_output=True,
-                           text=True, env={**home, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=1800)
-    assert setup.returncode == 0, setup.stderr[-3000:]
-    hirfuzz(tmp_path, "--specs", planted_specs(tmp_path / "specs"), "--iterations", "1", "--ops", "2",
-            "--jobs", "1", "--no-progress", "--out", "out")
-    proc = hirfuzz(tmp_path, "--versions", "relax-0.25", "out", module="hirfuzz.replay", env=home)
-    [finding] = (tmp_path / "out" / "findings").glob("*/finding.json")
-    assert json.loads(finding.read_text())["extra"]["versions"] == {"0.25.0.post1": "fails alike"}, proc.stdout
+    for name in ("relax-0.25", "relax-0.26"):
+        setup = subprocess.run([sys.executable, "-m", "hirfuzz", "setup", name], capture_output=True, text=True,
+                               env={**home, "PYTHONPATH": str(ROOT)}, cwd=ROOT, timeout=1800)
+        assert setup.returncode == 0, setup.stderr[-3000:]
+    folder = tmp_path / "finding"
+    shutil.copytree(Path(__file__).parent / "data" / "regression-since-0.26", folder)
+    proc = hirfuzz(tmp_path, "--versions", f"relax-0.25,relax-0.26,{sys.executable}", folder,
+                   module="hirfuzz.replay", env=home)
+    assert "passes on 0.25.0.post1: a regression since 0.26.0." in proc.stdout, proc.stdout + proc.stderr
+    extra = json.loads((folder / "finding.json").read_text())["extra"]
+    assert extra["regression_since"] == "0.26.0"
+    assert extra["versions"]["0.25.0.post1"] == "passes" and extra["versions"]["0.26.0"] == "fails alike"
