@@ -257,26 +257,23 @@ class Reductions:
             self.changed.set()
 
 
-def same_failure(found: str, signature: str, oracle_may_change: bool = False) -> bool:
+def same_signature(found: str, signature: str, oracle_may_change: bool = False) -> bool:
     """Is a trial's failure (its signature `found`) the finding's (`signature`)? Each step of
-    a reduction is taken only where it is. A crash keeps every part of its signature (the
-    exception's type as `alike_exceptions` has it); a wrong result keeps its kind and oracle
-    (which result differs first may change as the case shrinks). With `oracle_may_change`,
+    a reduction is taken only where it is. A crash keeps every part of its signature; a
+    wrong result keeps its kind and oracle (which result differs first may change as the
+    case shrinks). With `oracle_may_change`,
     the oracle is left out: a pass sequence's failure that its configuration shows with no
     pass at all is the executor oracle's, and the same failure."""
     if signature.startswith("wrong-result|"):
         keep = 1 if oracle_may_change else 2
         return found.split("|")[:keep] == signature.split("|")[:keep]
-    ours, theirs = _crash_parts(found, oracle_may_change), _crash_parts(signature, oracle_may_change)
-    if len(ours) != len(theirs):
-        return False
-    return all(a == b or (i == _EXC_TYPE and ours[0] == "crash" and alike_exceptions(a, b))
-               for i, (a, b) in enumerate(zip(ours, theirs)))
+    # workers name one failure alike: the dialects' aliases (dialects.base.FailureAlias) are
+    # for a script's renderer, which reduction never meets
+    return _crash_parts(found, oracle_may_change) == _crash_parts(signature, oracle_may_change)
 
 
 # the oracles that prefix their crashes' signatures (judge.Judge._prefix: the crash oracle's have none)
 _PREFIXES = {o.value for o in Oracle} - {Oracle.CRASH.value}
-_EXC_TYPE = 2  # crash|stage|ExcType|frame|message (core.finding.crash_signature)
 
 
 def _crash_parts(signature: str, without_oracle: bool) -> list[str]:
@@ -284,14 +281,6 @@ def _crash_parts(signature: str, without_oracle: bool) -> list[str]:
     if without_oracle and head in _PREFIXES:
         signature = rest
     return signature.split("|", 4)  # the message, last, may hold a "|" itself
-
-
-def alike_exceptions(found: str, expected: str) -> bool:
-    """Are two exception types, as a dialect's worker names them, one failure? The one
-    place that says so for reduction: where a dialect names one failure two ways (Relay's
-    DiagnosticError and TVMError for one type-inference failure), this is where its
-    definition is asked."""
-    return found == expected
 
 
 def _name_passes(finding: Finding, passes: list):
@@ -452,9 +441,9 @@ class Reduction:
         return self.host.classify(case, answer).finding
 
     def fails_alike(self, case, signature: str) -> bool:
-        """Does the case fail the same way (`same_failure`)?"""
+        """Does the case fail the same way (`same_signature`)?"""
         found = self.finding_of(case)
-        return found is not None and same_failure(found.signature, signature)
+        return found is not None and same_signature(found.signature, signature)
 
     def reduced(self, case, finding: Finding):
         """The case reduced (graph, lowering plan, mutant), run once more: its message and
@@ -466,7 +455,7 @@ class Reduction:
         if reduced is case:
             return case
         found = self.finding_of(reduced)
-        if found is not None and same_failure(found.signature, finding.signature):
+        if found is not None and same_signature(found.signature, finding.signature):
             finding.message, finding.detail = found.message, found.detail
             return reduced
         said = f"failed otherwise: {found.message[:200]}" if found is not None else "did not fail"
@@ -528,7 +517,7 @@ class Reduction:
         found = self.finding_of(without)
         if found is None:
             return False
-        if not same_failure(found.signature, finding.signature, oracle_may_change=True):
+        if not same_signature(found.signature, finding.signature, oracle_may_change=True):
             self.host.record(without, found, found.detail)
             return False
         finding.oracle, finding.signature = found.oracle, found.signature

@@ -7,7 +7,7 @@ import threading
 import pytest
 
 from hirfuzz.campaign.coordinator import Campaign, Settings
-from hirfuzz.campaign.reducer import Job, Reduction, same_failure
+from hirfuzz.campaign.reducer import Job, Reduction, same_signature
 from hirfuzz.core.finding import Finding
 from hirfuzz.core.spec import load_specs
 from hirfuzz.protocol import encode_array
@@ -71,7 +71,7 @@ MIXED = "crash|passes|InternalError||Check failed: (tensor) is false: Expected T
     ("crash|build|DiagnosticError||a | c", "crash|build|DiagnosticError||a | b", False, False),
 ])
 def test_a_step_is_the_same_failure_only_where_its_signature_is(found, signature, oracle_may_change, same):
-    assert same_failure(found, signature, oracle_may_change) is same
+    assert same_signature(found, signature, oracle_may_change) is same
 
 
 class ScriptedWorker:
