@@ -46,18 +46,17 @@ def campaign_settings(folder: Path) -> dict:
     return {}
 
 
-def recorded_interpreter(folder: Path, second_ir: bool = False) -> tuple[str | None, dict]:
-    """The interpreter (and its environment) the finding's campaign ran TVM under, if known;
-    a cross-IR campaign's finding in its second IR ran under that IR's."""
-    settings = campaign_settings(folder)
+def recorded_interpreter(settings: dict, second_ir: bool = False) -> tuple[str | None, dict]:
+    """The interpreter (and its environment) a campaign (its `settings`) ran TVM under; a
+    cross-IR campaign's finding in its second IR ran under that IR's."""
     if second_ir:
         return settings.get("cross_python"), settings.get("cross_env") or {}
     return settings.get("tvm_python"), settings.get("tvm_env") or {}
 
 
-def recorded_dialect(folder: Path, second_ir: bool = False) -> str | None:
-    """The IR the finding's campaign fuzzed (the second one's, for its cross-IR findings)."""
-    return campaign_settings(folder).get("cross_dialect" if second_ir else "dialect")
+def recorded_dialect(settings: dict, second_ir: bool = False) -> str | None:
+    """The IR a campaign (its `settings`) fuzzed (the second one's, for its cross-IR findings)."""
+    return settings.get("cross_dialect" if second_ir else "dialect")
 
 
 def replay(folder: Path, timeout_s: float, python: str | None = None) -> tuple[str, str]:
@@ -65,10 +64,11 @@ def replay(folder: Path, timeout_s: float, python: str | None = None) -> tuple[s
     data = json.loads((folder / "finding.json").read_text())
     finding = Finding(**data)
     second_ir = finding.oracle == "cross-ir"
-    recorded, env = recorded_interpreter(folder, second_ir)
+    settings = campaign_settings(folder)
+    recorded, env = recorded_interpreter(settings, second_ir)
     outcome = check_finding_scripts(folder, finding, timeout_s, python=python or recorded,
                                     extra_env=env if python is None else {},
-                                    dialect=recorded_dialect(folder, second_ir))
+                                    dialect=recorded_dialect(settings, second_ir))
     if outcome.reproduced:
         return "reproduces", outcome.observed
     if outcome.harness_error:  # no verdict on the bug: the script never reached it
