@@ -10,9 +10,9 @@ from ...core.graph import Graph
 from ...core.plan import LoweringPlan
 from ..base import Dialect
 from .executors import build_module, load_vm, run_vm
-from .passes import apply_passes
 from .lower import lower_graph
 from .mutators import mutate, prepare_for_build
+from .passes import apply_passes
 from .text import module_to_script
 from .violate import apply_violation
 
