@@ -40,7 +40,9 @@ from ..core.finding import Finding, short_id
 from ..dialects.reproducer import violating_call
 from ..protocol import decode_array, describe_config
 from .judge import AGAINST_BASELINE, Oracle
-from .triage import HARNESS, REPRO, ReproForm, ReproOutcome, classify_finding, finding_files
+from .reproducers import HARNESS, REPRO, ReproForm, finding_files
+from .triage import classify_finding
+from .verify import ReproOutcome
 
 if TYPE_CHECKING:
     from ..dialects import DialectInfo

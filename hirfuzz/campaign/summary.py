@@ -104,7 +104,7 @@ def _disruptive_summary(campaign: "Campaign", findings: list[dict]) -> dict:
         for stage, n in table.items():
             stages[stage] = stages.get(stage, 0) + n
     # what the findings' repro.py holds: the violating call alone, or the whole program
-    # where the call alone did not fail alike (triage.ReproForm; those are unconfirmed)
+    # where the call alone did not fail alike (reproducers.ReproForm; those are unconfirmed)
     forms = Counter(row["reproducer"] for row in findings if row["reproducer"])
     return {"classes": classes, "by_class_and_stage": by_class, "by_stage": stages,
             "violation_coverage": len(campaign.coverage.sets["violation"]), "reproducers": dict(sorted(forms.items()))}
