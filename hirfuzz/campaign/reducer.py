@@ -4,7 +4,8 @@ A new signature is written to pending/ at once, so a kill loses nothing already 
 screen. A reduction thread then borrows an idle worker from the pool and, while the
 other workers fuzz on, isolates the failing configuration (minimising its pass
 sequence), reduces the graph, drops the lowering plan and the mutant where the failure
-holds without them, renders the reproducer and runs it alone. The finding then moves
+holds without them (the named steps of reduction_steps.py, each counting its trials,
+successes and seconds), renders the reproducer and runs it alone. The finding then moves
 to findings/ (or to unconfirmed/ when its script does not fail alike). Findings left
 pending by a kill or a Ctrl-C are finished when the campaign resumes.
 
@@ -28,18 +29,17 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import HirfuzzError
-from ..core.plan import LoweringPlan
 from ..core.graph import Graph
 from .outdir import OutputError, append_line, save_folder
 from ..core.oracle import Approximation, judged_facts
-from ..core.passes import describe as describe_passes, minimise_sequence
-from ..core.reduce import reduce_graph
+from ..core.passes import describe as describe_passes
 from .report import bug_report
 from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
 from ..dialects.reproducer import violating_call
 from ..protocol import decode_array, describe_config
 from .judge import AGAINST_BASELINE, Oracle
+from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats
 from .reproducers import HARNESS, REPRO, ReproForm, finding_files
 from .triage import classify_finding
 from .verify import ReproOutcome
@@ -303,24 +303,29 @@ class Reduction:
         self.worker = worker
         self.stop = stop
         self.pending = pending  # Reductions.pending: signature -> job, read under the host's lock
+        self.step = StepStats()  # the running step's statistics, which its trials count into
 
     def finish(self, job: Job):
         host, finding, original = self.host, job.finding, job.case
         first = copy.deepcopy(finding)  # as first seen: what original/repro.py says it fails with
-        case = original
+        state = Finishing(finding, original)
         t0 = time.monotonic()
-        if job.folder == "findings" and case.disruption is None:
-            case = self.isolate_config(case, finding)
-        isolated = case
-        if self.merged_into_known(job, case.configs[-1]["passes"]):
+        if job.folder == "findings" and original.disruption is None:
+            self.run_steps(ISOLATING, state)
+        isolated = state.case
+        if self.merged_into_known(job, isolated.configs[-1]["passes"]):
             return
         # hangs would cost a time-out per try; disruptive cases are single operators or
         # tied to their graph's node numbering, so they are saved as generated
-        if job.folder == "findings" and self.s.reduce and finding.kind != "hang" and case.disruption is None:
-            case = self.reduced(case, finding)
+        if job.folder == "findings" and self.s.reduce and finding.kind != "hang" and isolated.disruption is None:
+            self.run_steps(REDUCING, state)
+        case = state.case
         _name_passes(finding, case.configs[-1]["passes"])
         with host.lock:
             host.counters.reduce_s += time.monotonic() - t0
+        if state.stats:
+            finding.extra.setdefault("reduction", {})["steps"] = {name: stats.to_json()
+                                                                  for name, stats in state.stats.items()}
         finding.extra["ops"] = len(case.graph.operators)
         notes = {name: op.note for name, op in host.specs.ops.items() if getattr(op, "note", "")}
         finding.extra["triage"] = classify_finding(finding, notes)
@@ -427,12 +432,36 @@ class Reduction:
         return [(form, writer.render_violation_short(finding, config, call, wrapped=form is ReproForm.CALL_IN_FUNCTION))
                 for form in forms]
 
-    # --- checks on the lent worker ----------------------------------------------------------
+    # --- the steps, and their trials on the lent worker -------------------------------------
+
+    def run_steps(self, steps, state: Finishing):
+        """Run each step that applies to the finding as it stands, each on the case the one
+        before left, counting its trials and timing it (state.stats)."""
+        state.start = state.case
+        for step in steps:
+            if not step.applies(self, state):
+                continue
+            self.step = state.stats.setdefault(step.name, StepStats())
+            t0 = time.monotonic()
+            try:
+                state.case = step.run(self, state)
+            finally:
+                self.step.seconds += time.monotonic() - t0
+                self.step = StepStats()  # a trial outside a step counts for none
+
+    def reduced(self, case, finding: Finding):
+        """The case through the reducing steps alone (graph, lowering plan, mutant, the
+        reduced case run once more)."""
+        state = Finishing(finding, case)
+        self.run_steps(REDUCING, state)
+        return state.case
 
     def finding_of(self, case) -> Finding | None:
-        """What the oracles make of the case run again (None: nothing, or no worker)."""
+        """What the oracles make of the case run again (None: nothing, or no worker): one
+        trial of the running step."""
         if self.stop.is_set():
             raise Interrupted
+        self.step.calls += 1
         try:
             answer = self.worker.run_one(case.request, self.s.timeout_s)
         except WorkerError:
@@ -442,67 +471,22 @@ class Reduction:
                 self.host.counters.builds_saved_reducing += answer["builds_saved"]
         return self.host.classify(case, answer).finding
 
-    def fails_alike(self, case, signature: str) -> bool:
-        """Does the case fail the same way (`same_signature`)?"""
-        found = self.finding_of(case)
-        return found is not None and same_signature(found.signature, signature)
+    def failed_alike(self, found: Finding | None, signature: str, oracle_may_change: bool = False) -> bool:
+        """Is a trial's finding the finding's failure (`same_signature`)? A step takes a
+        trial that is, so it counts as one of the running step's successes."""
+        alike = found is not None and same_signature(found.signature, signature, oracle_may_change)
+        self.step.successes += alike
+        return alike
 
-    def reduced(self, case, finding: Finding):
-        """The case reduced (graph, lowering plan, mutant), run once more: its message and
-        detail become the finding's (the first program's "result 9 (cumsum:uint32)" the
-        reduced one may not even have). Where that run fails otherwise (a failure that
-        comes and goes, a worker out of memory), the finding keeps `case`, unreduced, and
-        says so: a finding is never filed under a failure other than its own."""
-        reduced = self.simplify_lowering(self.reduce(case, finding), finding.signature)
-        if reduced is case:
-            return case
-        found = self.finding_of(reduced)
-        if found is not None and same_signature(found.signature, finding.signature):
-            finding.message, finding.detail = found.message, found.detail
-            return reduced
-        said = f"failed otherwise: {found.message[:200]}" if found is not None else "did not fail"
-        finding.extra.setdefault("reduction", {})["kept_unreduced"] = (
-            f"run once more, the reduced program ({len(reduced.graph.operators)} operators) {said}; "
-            "the finding keeps its unreduced program")
-        self.host.say(f"the {finding.kind} of case {finding.case}: its reduced program {said[:160]}; "
-                      "kept unreduced")
-        return case
+    def fails_alike(self, case, signature: str) -> bool:
+        """Does the case fail the same way? (Ask only of a case the step takes if it does.)"""
+        return self.failed_alike(self.finding_of(case), signature)
 
     def variant(self, case, graph=None, configs=None, lowering=None):
         """The case with another graph, configurations or lowering; the same inputs' seed."""
         return self.host.make_case(case.index, graph or case.graph,
                                 configs=configs if configs is not None else case.configs,
                                 lowering=lowering if lowering is not None else case.lowering)
-
-    def isolate_config(self, case, finding: Finding):
-        """The case under the one configuration that fails, its pass sequence minimised.
-
-        A worker that died took every configuration with it: each is tried alone to find
-        the one that kills it. Reproducers and reduction then build only that one.
-        """
-        config = finding.extra.get("config")
-        if finding.stage == "worker" and len(case.configs) > 1:
-            config = next((c for c in case.configs
-                           if self.fails_alike(self.variant(case, configs=[c]), finding.signature)), None)
-            if config is None:  # none alone: the case stays whole, the failure its own
-                finding.extra["isolation"] = (f"no configuration alone killed the worker; the case keeps "
-                                              f"all {len(case.configs)}")
-                return case
-        config = dict(config or case.configs[0])
-        # a wrong result is keyed on its minimal sequence, so it is minimised even with
-        # --no-reduce; a crash is keyed on its message, and its sequence is left as found
-        minimise = self.s.reduce or finding.kind == "wrong-result"
-        baseline = case.configs[0]
-        if config["passes"] and finding.oracle == Oracle.PASS_ORDER and self.fails_without_passes(case, finding, config):
-            config["passes"] = []
-        if config["passes"] and finding.oracle == Oracle.PASS_ORDER and minimise:
-
-            def fails(seq):
-                return self.fails_alike(self.variant(case, configs=[baseline, {**config, "passes": seq}]),
-                                        finding.signature)
-            config["passes"] = minimise_sequence(config["passes"], fails, self.host.catalog)
-        configs = [case.configs[0], config] if finding.oracle in AGAINST_BASELINE else [config]
-        return self.variant(case, configs=configs)
 
     def fails_without_passes(self, case, finding: Finding, config: dict) -> bool:
         """Does the configuration fail the same way with no pass at all (the executor at that
@@ -519,61 +503,13 @@ class Reduction:
         found = self.finding_of(without)
         if found is None:
             return False
-        if not same_signature(found.signature, finding.signature, oracle_may_change=True):
+        if not self.failed_alike(found, finding.signature, oracle_may_change=True):
             self.host.record(without, found, found.detail)
             return False
         finding.oracle, finding.signature = found.oracle, found.signature
         finding.message, finding.detail = found.message, found.detail
         finding.extra["config"] = alone
         return True
-
-    def reduce(self, case, finding: Finding):
-        """The smallest graph hirfuzz can find that fails with the same signature, its
-        lowering plan following the nodes that stay."""
-        plan = LoweringPlan.from_json(case.lowering["plan"]) if case.lowering.get("plan") else None
-
-        def lowering(ids: dict[int, int]) -> dict:
-            return {**case.lowering, "plan": plan.renumbered(ids).to_json()} if plan else case.lowering
-
-        small, ids, budget = reduce_graph(case.graph, lambda g, ids: self.fails_alike(
-            self.variant(case, graph=g, lowering=lowering(ids)), finding.signature))
-        # whether a bigger budget might shrink it further: worth knowing when it did not shrink much
-        finding.extra["reduction"] = {"checks": budget.checks, "budget_exhausted": budget.exhausted}
-        if len(small.operators) >= len(case.graph.operators):
-            return case
-        return self.variant(case, graph=small, lowering=lowering(ids))
-
-    def simplify_lowering(self, case, signature: str):
-        """Drop the lowering plan, then the mutant unless it is what fails, where the failure
-        holds without them: the reproducer is then the plain program."""
-        failing = case.configs[-1]
-        for key in ("plan", "mutation"):
-            if key not in case.lowering or (key == "mutation" and failing.get("module")):
-                continue
-            lowering = {k: v for k, v in case.lowering.items() if k != key}
-            configs = [c for c in case.configs if not c.get("module")] if key == "mutation" else case.configs
-            trial = self.variant(case, configs=configs, lowering=lowering)
-            if self.fails_alike(trial, signature):
-                case = trial
-        return self.shrink_plan(case, signature)
-
-    def shrink_plan(self, case, signature: str):
-        """Where the failure needs some of the plan, drop the rest one entry at a time while
-        it holds: functions (a closure or global inlined), a node's features (an `If` and its
-        other branch, a `match_cast`), dynamic signatures and plain blocks."""
-        if not case.lowering.get("plan"):
-            return case
-        plan = LoweringPlan.from_json(case.lowering["plan"])
-        entries = ([("functions", i) for i in reversed(range(len(plan.functions)))]
-                   + [("node_features", n) for n in sorted(plan.node_features)]
-                   + [("dynamic_params", n) for n in plan.dynamic_params]
-                   + [("plain_nodes", n) for n in plan.plain_nodes])
-        for what, index in entries:
-            smaller = plan.without(what, index)
-            trial = self.variant(case, lowering={**case.lowering, "plan": smaller.to_json()})
-            if self.fails_alike(trial, signature):
-                case, plan = trial, smaller
-        return case
 
     def module_script(self, case, config: dict) -> dict:
         """The text (TVMScript, Relay text) of the module the failing configuration built,

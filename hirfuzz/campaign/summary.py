@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..core.finding import Finding
 from ..core.violations import CLASSES
+from .reduction_steps import step_totals
 
 if TYPE_CHECKING:
     from .coordinator import Campaign
@@ -36,6 +37,7 @@ def summary(campaign: "Campaign") -> dict:
         "out_of_memory": {"cases": c.out_of_memory, "limit_mb": s.max_memory_mb},
         "skipped_by_design": dict(sorted(c.skipped.items())),
         **_times(campaign),
+        "reduction_steps": _reduction_steps(campaign),
         "coverage": campaign.coverage.counts(),
         "generation": asdict(campaign.maker.gen_stats),
         "findings": tables["findings"],
@@ -93,6 +95,13 @@ def _times(campaign: "Campaign") -> dict:
         "builds_saved": c.builds_saved, "builds_saved_across_cases": c.builds_saved_across_cases,
         "builds_saved_reducing": c.builds_saved_reducing,
     }
+
+
+def _reduction_steps(campaign: "Campaign") -> dict:
+    """Each reduction step's calls, successes and seconds, summed over the findings filed
+    (their finding.json's extra.reduction.steps; campaign/reduction_steps.py)."""
+    with campaign.lock:
+        return step_totals(f for table in campaign.tables.values() for f in table.values())
 
 
 def _disruptive_summary(campaign: "Campaign", findings: list[dict]) -> dict:
