@@ -18,29 +18,26 @@ finding, which the host files.
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import os
 import shutil
 import threading
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import HirfuzzError
 from ..core.graph import Graph
 from .outdir import OutputError, append_line, save_folder
-from ..core.oracle import Approximation, judged_facts
 from ..core.passes import describe as describe_passes
 from .report import bug_report
 from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
-from ..dialects.reproducer import violating_call
 from ..protocol import decode_array, describe_config
 from .judge import AGAINST_BASELINE, Oracle
 from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats
-from .reproducers import HARNESS, REPRO, ReproForm, finding_files
+from .reproducers import HARNESS, REPRO, ReproForm, ReproducerWriter
 from .triage import classify_finding
 from .verify import ReproOutcome
 
@@ -304,6 +301,7 @@ class Reduction:
         self.stop = stop
         self.pending = pending  # Reductions.pending: signature -> job, read under the host's lock
         self.step = StepStats()  # the running step's statistics, which its trials count into
+        self.writer = ReproducerWriter(host, self.module_script)
 
     def finish(self, job: Job):
         host, finding, original = self.host, job.finding, job.case
@@ -331,16 +329,16 @@ class Reduction:
         finding.extra["triage"] = classify_finding(finding, notes)
         if case is not original:
             finding.extra["reduced_from"] = len(original.graph.operators)
-        files = self.finding_files(case, finding, job.log)
+        files = self.writer.files(case, finding, job.log)
         if case is not original:
             seen = self.as_first_seen(original, first, isolated)
             _name_passes(first, seen.configs[-1]["passes"])
-            orig = self.finding_files(seen, first, job.log)
-            files["original/case.json"] = json.dumps(self.case_json(original)) + "\n"  # as generated: every configuration
+            orig = self.writer.files(seen, first, job.log)
+            files["original/case.json"] = json.dumps(self.writer.case_json(original)) + "\n"  # as generated: every configuration
             files["original/repro.py"] = orig[HARNESS if HARNESS in orig else REPRO]
         folder, outcome = job.folder, None
         if folder == "findings" and self.s.verify and case.disruption is not None:
-            folder, outcome = self.verify_violation(job, finding, files, self.violation_scripts(case, finding))
+            folder, outcome = self.verify_violation(job, finding, files, self.writer.violation_scripts(case, finding))
         elif folder == "findings" and self.s.verify:
             folder, outcome = self.verify(job, finding, files)
         files["bug-report.md"] = bug_report(finding.to_json(), files[REPRO], outcome, host.installation(),
@@ -418,19 +416,6 @@ class Reduction:
         outcome = ReproOutcome(False, outcome.harness_observed, outcome.harness_output)
         files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}"
         return "unconfirmed", outcome
-
-    def violation_scripts(self, case, finding: Finding) -> list[tuple[ReproForm, str]]:
-        """A disruptive finding's short scripts, shortest first: the violating call alone in
-        main, then in the private function or closure the worker put it in (where it was in
-        one). The call's inputs are parameters, passed the case's values (NumPy's for
-        results of the valid part it reads)."""
-        writer = importlib.import_module(self.host.info.reproducer)
-        call = violating_call(case.disruption, case.graph, self.host.specs, case.inputs,
-                              [facts.value for facts in case.expected])
-        forms = [ReproForm.CALL] + ([ReproForm.CALL_IN_FUNCTION] if call.wrap else [])
-        config = case.configs[-1]
-        return [(form, writer.render_violation_short(finding, config, call, wrapped=form is ReproForm.CALL_IN_FUNCTION))
-                for form in forms]
 
     # --- the steps, and their trials on the lent worker -------------------------------------
 
@@ -528,39 +513,9 @@ class Reduction:
 
     def as_first_seen(self, original, first: Finding, isolated):
         """The case as generated, under the configuration its failure was first seen in (for
-        a worker that died, the one isolate_config found to kill it)."""
+        a worker that died, the one the isolate_config step found to kill it)."""
         config = first.extra.get("config")
         if first.stage == "worker" or config is None:
             return self.variant(original, configs=isolated.configs)
         configs = [original.configs[0], config] if first.oracle in AGAINST_BASELINE else [config]
         return self.variant(original, configs=configs)
-
-    def case_json(self, case) -> dict:
-        """case.json: what replays or reduces the case without the generator."""
-        return {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
-                "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption,
-                "configs": case.configs, "lowering": case.lowering}
-
-    def finding_files(self, case, finding: Finding, log: str) -> dict:
-        config = case.configs[-1]  # the failing one: isolate_config put it last
-        expected = None
-        if finding.kind == "wrong-result":  # compared as the oracle compared it (judge._judge_config)
-            facts = judged_facts(case.expected, Approximation.of_passes(config["passes"]))
-            expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
-                         0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in facts]
-        writer = importlib.import_module(self.host.info.reproducer)
-        script = self.module_script(case, config)
-        # the harness rebuilds a plain lowering itself where the dialect can (robust to a
-        # module TVM cannot print); the short script always shows the module's own text
-        plain = not case.lowering and self.host.info.writes_plain_modules
-        harness = writer.render_reproducer(case.graph, self.host.specs, finding, config, case.inputs,
-                                           run=case.runnable, expected=expected, tvm_version=self.host.tvm_version(),
-                                           violation_plan=case.disruption["plan"] if case.disruption else None,
-                                           module_script=None if plain else script)
-        short = None
-        if case.disruption is not None:
-            short = self.violation_scripts(case, finding)[0][1]
-        elif "error" not in script:
-            short = writer.render_short(finding, config, case.inputs, case.runnable, expected, script)
-        return finding_files(finding, self.case_json(case), harness, short, log)
-
