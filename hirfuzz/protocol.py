@@ -61,5 +61,5 @@ def describe_config(config: dict, with_passes: bool = True) -> str:
 
 
 # what a reproducer prints to say how far it got: "<mark> stage=S error=E", "<mark> ok",
-# "<mark> mismatch" or "<mark> accepted"; the checker (campaign.triage) reads it back
+# "<mark> mismatch" or "<mark> accepted"; the checker (campaign.verify) reads it back
 REPRO_MARK = "HIRFUZZ-REPRO"

@@ -35,7 +35,7 @@ from .report import campaign_report
 from .sandbox import Interpreter, Pool, Worker, WorkerError, memory_evidence
 from .summary import format_summary, summary
 from .timings import add_totals, case_timings
-from .triage import finding_files
+from .reproducers import finding_files
 from .userpasses import check_user_passes
 
 __all__ = ["Campaign", "Counters", "Settings", "format_summary", "stop_note"]  # the last two: for cli.py

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..errors import HirfuzzError
 from .sandbox import READY_TIMEOUT_S, PoolBase, Interpreter, Worker, WorkerError
-from .triage import ReproOutcome
+from .verify import ReproOutcome
 
 RAY_MISSING = "--ray needs the ray extra: pip install 'hirfuzz[ray]'"
 CONNECT_TIMEOUT_S = 30.0

@@ -4,7 +4,8 @@ A new signature is written to pending/ at once, so a kill loses nothing already 
 screen. A reduction thread then borrows an idle worker from the pool and, while the
 other workers fuzz on, isolates the failing configuration (minimising its pass
 sequence), reduces the graph, drops the lowering plan and the mutant where the failure
-holds without them, renders the reproducer and runs it alone. The finding then moves
+holds without them (the named steps of reduction_steps.py, each counting its trials,
+successes and seconds), renders the reproducer and runs it alone. The finding then moves
 to findings/ (or to unconfirmed/ when its script does not fail alike). Findings left
 pending by a kill or a Ctrl-C are finished when the campaign resumes.
 
@@ -23,23 +24,22 @@ import shutil
 import threading
 import time
 import traceback
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import HirfuzzError
-from ..core.plan import LoweringPlan
 from ..core.graph import Graph
 from .outdir import OutputError, append_line, save_folder
-from ..core.oracle import Approximation, judged_facts
-from ..core.passes import describe as describe_passes, minimise_sequence
-from ..core.reduce import reduce_graph
+from ..core.passes import describe as describe_passes
 from .report import bug_report
 from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
-from ..dialects.reproducer import violating_call
 from ..protocol import decode_array, describe_config
 from .judge import AGAINST_BASELINE, Oracle
-from .triage import HARNESS, REPRO, ReproForm, ReproOutcome, classify_finding, finding_files
+from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats
+from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
+from .triage import classify_finding
+from .verify import ReproOutcome
 
 if TYPE_CHECKING:
     from ..dialects import DialectInfo
@@ -300,39 +300,45 @@ class Reduction:
         self.worker = worker
         self.stop = stop
         self.pending = pending  # Reductions.pending: signature -> job, read under the host's lock
+        self.step = StepStats()  # the running step's statistics, which its trials count into
+        self.scripts = FindingScripts(host, self.module_script)
 
     def finish(self, job: Job):
         host, finding, original = self.host, job.finding, job.case
         first = copy.deepcopy(finding)  # as first seen: what original/repro.py says it fails with
-        case = original
+        state = Finishing(finding, original)
         t0 = time.monotonic()
-        if job.folder == "findings" and case.disruption is None:
-            case = self.isolate_config(case, finding)
-        isolated = case
-        if self.merged_into_known(job, case.configs[-1]["passes"]):
+        if job.folder == "findings" and original.disruption is None:
+            self.run_steps(ISOLATING, state)
+        isolated = state.case
+        if self.merged_into_known(job, isolated.configs[-1]["passes"]):
             return
         # hangs would cost a time-out per try; disruptive cases are single operators or
         # tied to their graph's node numbering, so they are saved as generated
-        if job.folder == "findings" and self.s.reduce and finding.kind != "hang" and case.disruption is None:
-            case = self.reduced(case, finding)
+        if job.folder == "findings" and self.s.reduce and finding.kind != "hang" and isolated.disruption is None:
+            self.run_steps(REDUCING, state)
+        case = state.case
         _name_passes(finding, case.configs[-1]["passes"])
         with host.lock:
             host.counters.reduce_s += time.monotonic() - t0
+        if state.stats:
+            finding.extra.setdefault("reduction", {})["steps"] = {name: stats.to_json()
+                                                                  for name, stats in state.stats.items()}
         finding.extra["ops"] = len(case.graph.operators)
         notes = {name: op.note for name, op in host.specs.ops.items() if getattr(op, "note", "")}
         finding.extra["triage"] = classify_finding(finding, notes)
         if case is not original:
             finding.extra["reduced_from"] = len(original.graph.operators)
-        files = self.finding_files(case, finding, job.log)
+        files = self.scripts.files(case, finding, job.log)
         if case is not original:
             seen = self.as_first_seen(original, first, isolated)
             _name_passes(first, seen.configs[-1]["passes"])
-            orig = self.finding_files(seen, first, job.log)
-            files["original/case.json"] = json.dumps(self.case_json(original)) + "\n"  # as generated: every configuration
+            orig = self.scripts.files(seen, first, job.log)
+            files["original/case.json"] = json.dumps(self.scripts.case_json(original)) + "\n"  # as generated: every configuration
             files["original/repro.py"] = orig[HARNESS if HARNESS in orig else REPRO]
         folder, outcome = job.folder, None
         if folder == "findings" and self.s.verify and case.disruption is not None:
-            folder, outcome = self.verify_violation(job, finding, files, self.violation_scripts(case, finding))
+            folder, outcome = self.verify_violation(job, finding, files, self.scripts.violation_scripts(case, finding))
         elif folder == "findings" and self.s.verify:
             folder, outcome = self.verify(job, finding, files)
         files["bug-report.md"] = bug_report(finding.to_json(), files[REPRO], outcome, host.installation(),
@@ -411,25 +417,36 @@ class Reduction:
         files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}"
         return "unconfirmed", outcome
 
-    def violation_scripts(self, case, finding: Finding) -> list[tuple[ReproForm, str]]:
-        """A disruptive finding's short scripts, shortest first: the violating call alone in
-        main, then in the private function or closure the worker put it in (where it was in
-        one). The call's inputs are parameters, passed the case's values (NumPy's for
-        results of the valid part it reads)."""
-        writer = self.host.info.reproducer_writer()
-        call = violating_call(case.disruption, case.graph, self.host.specs, case.inputs,
-                              [facts.value for facts in case.expected])
-        forms = [ReproForm.CALL] + ([ReproForm.CALL_IN_FUNCTION] if call.wrap else [])
-        config = case.configs[-1]
-        return [(form, writer.render_violation_short(finding, config, call, wrapped=form is ReproForm.CALL_IN_FUNCTION))
-                for form in forms]
+    # --- the steps, and their trials on the lent worker -------------------------------------
 
-    # --- checks on the lent worker ----------------------------------------------------------
+    def run_steps(self, steps, state: Finishing):
+        """Run each step that applies to the finding as it stands, each on the case the one
+        before left, counting its trials and timing it (state.stats)."""
+        state.start = state.case
+        for step in steps:
+            if not step.applies(self, state):
+                continue
+            self.step = state.stats.setdefault(step.name, StepStats())
+            t0 = time.monotonic()
+            try:
+                state.case = step.run(self, state)
+            finally:
+                self.step.seconds += time.monotonic() - t0
+                self.step = StepStats()  # a trial outside a step counts for none
+
+    def reduced(self, case, finding: Finding):
+        """The case through the reducing steps alone (graph, lowering plan, mutant, the
+        reduced case run once more)."""
+        state = Finishing(finding, case)
+        self.run_steps(REDUCING, state)
+        return state.case
 
     def finding_of(self, case) -> Finding | None:
-        """What the oracles make of the case run again (None: nothing, or no worker)."""
+        """What the oracles make of the case run again (None: nothing, or no worker): one
+        trial of the running step."""
         if self.stop.is_set():
             raise Interrupted
+        self.step.calls += 1
         try:
             answer = self.worker.run_one(case.request, self.s.timeout_s)
         except WorkerError:
@@ -439,67 +456,22 @@ class Reduction:
                 self.host.counters.builds_saved_reducing += answer["builds_saved"]
         return self.host.classify(case, answer).finding
 
-    def fails_alike(self, case, signature: str) -> bool:
-        """Does the case fail the same way (`same_signature`)?"""
-        found = self.finding_of(case)
-        return found is not None and same_signature(found.signature, signature)
+    def failed_alike(self, found: Finding | None, signature: str, oracle_may_change: bool = False) -> bool:
+        """Is a trial's finding the finding's failure (`same_signature`)? A step takes a
+        trial that is, so it counts as one of the running step's successes."""
+        alike = found is not None and same_signature(found.signature, signature, oracle_may_change)
+        self.step.successes += alike
+        return alike
 
-    def reduced(self, case, finding: Finding):
-        """The case reduced (graph, lowering plan, mutant), run once more: its message and
-        detail become the finding's (the first program's "result 9 (cumsum:uint32)" the
-        reduced one may not even have). Where that run fails otherwise (a failure that
-        comes and goes, a worker out of memory), the finding keeps `case`, unreduced, and
-        says so: a finding is never filed under a failure other than its own."""
-        reduced = self.simplify_lowering(self.reduce(case, finding), finding.signature)
-        if reduced is case:
-            return case
-        found = self.finding_of(reduced)
-        if found is not None and same_signature(found.signature, finding.signature):
-            finding.message, finding.detail = found.message, found.detail
-            return reduced
-        said = f"failed otherwise: {found.message[:200]}" if found is not None else "did not fail"
-        finding.extra.setdefault("reduction", {})["kept_unreduced"] = (
-            f"run once more, the reduced program ({len(reduced.graph.operators)} operators) {said}; "
-            "the finding keeps its unreduced program")
-        self.host.say(f"the {finding.kind} of case {finding.case}: its reduced program {said[:160]}; "
-                      "kept unreduced")
-        return case
+    def fails_alike(self, case, signature: str) -> bool:
+        """Does the case fail the same way? (Ask only of a case the step takes if it does.)"""
+        return self.failed_alike(self.finding_of(case), signature)
 
     def variant(self, case, graph=None, configs=None, lowering=None):
         """The case with another graph, configurations or lowering; the same inputs' seed."""
         return self.host.make_case(case.index, graph or case.graph,
                                 configs=configs if configs is not None else case.configs,
                                 lowering=lowering if lowering is not None else case.lowering)
-
-    def isolate_config(self, case, finding: Finding):
-        """The case under the one configuration that fails, its pass sequence minimised.
-
-        A worker that died took every configuration with it: each is tried alone to find
-        the one that kills it. Reproducers and reduction then build only that one.
-        """
-        config = finding.extra.get("config")
-        if finding.stage == "worker" and len(case.configs) > 1:
-            config = next((c for c in case.configs
-                           if self.fails_alike(self.variant(case, configs=[c]), finding.signature)), None)
-            if config is None:  # none alone: the case stays whole, the failure its own
-                finding.extra["isolation"] = (f"no configuration alone killed the worker; the case keeps "
-                                              f"all {len(case.configs)}")
-                return case
-        config = dict(config or case.configs[0])
-        # a wrong result is keyed on its minimal sequence, so it is minimised even with
-        # --no-reduce; a crash is keyed on its message, and its sequence is left as found
-        minimise = self.s.reduce or finding.kind == "wrong-result"
-        baseline = case.configs[0]
-        if config["passes"] and finding.oracle == Oracle.PASS_ORDER and self.fails_without_passes(case, finding, config):
-            config["passes"] = []
-        if config["passes"] and finding.oracle == Oracle.PASS_ORDER and minimise:
-
-            def fails(seq):
-                return self.fails_alike(self.variant(case, configs=[baseline, {**config, "passes": seq}]),
-                                        finding.signature)
-            config["passes"] = minimise_sequence(config["passes"], fails, self.host.catalog)
-        configs = [case.configs[0], config] if finding.oracle in AGAINST_BASELINE else [config]
-        return self.variant(case, configs=configs)
 
     def fails_without_passes(self, case, finding: Finding, config: dict) -> bool:
         """Does the configuration fail the same way with no pass at all (the executor at that
@@ -516,61 +488,13 @@ class Reduction:
         found = self.finding_of(without)
         if found is None:
             return False
-        if not same_signature(found.signature, finding.signature, oracle_may_change=True):
+        if not self.failed_alike(found, finding.signature, oracle_may_change=True):
             self.host.record(without, found, found.detail)
             return False
         finding.oracle, finding.signature = found.oracle, found.signature
         finding.message, finding.detail = found.message, found.detail
         finding.extra["config"] = alone
         return True
-
-    def reduce(self, case, finding: Finding):
-        """The smallest graph hirfuzz can find that fails with the same signature, its
-        lowering plan following the nodes that stay."""
-        plan = LoweringPlan.from_json(case.lowering["plan"]) if case.lowering.get("plan") else None
-
-        def lowering(ids: dict[int, int]) -> dict:
-            return {**case.lowering, "plan": plan.renumbered(ids).to_json()} if plan else case.lowering
-
-        small, ids, budget = reduce_graph(case.graph, lambda g, ids: self.fails_alike(
-            self.variant(case, graph=g, lowering=lowering(ids)), finding.signature))
-        # whether a bigger budget might shrink it further: worth knowing when it did not shrink much
-        finding.extra["reduction"] = {"checks": budget.checks, "budget_exhausted": budget.exhausted}
-        if len(small.operators) >= len(case.graph.operators):
-            return case
-        return self.variant(case, graph=small, lowering=lowering(ids))
-
-    def simplify_lowering(self, case, signature: str):
-        """Drop the lowering plan, then the mutant unless it is what fails, where the failure
-        holds without them: the reproducer is then the plain program."""
-        failing = case.configs[-1]
-        for key in ("plan", "mutation"):
-            if key not in case.lowering or (key == "mutation" and failing.get("module")):
-                continue
-            lowering = {k: v for k, v in case.lowering.items() if k != key}
-            configs = [c for c in case.configs if not c.get("module")] if key == "mutation" else case.configs
-            trial = self.variant(case, configs=configs, lowering=lowering)
-            if self.fails_alike(trial, signature):
-                case = trial
-        return self.shrink_plan(case, signature)
-
-    def shrink_plan(self, case, signature: str):
-        """Where the failure needs some of the plan, drop the rest one entry at a time while
-        it holds: functions (a closure or global inlined), a node's features (an `If` and its
-        other branch, a `match_cast`), dynamic signatures and plain blocks."""
-        if not case.lowering.get("plan"):
-            return case
-        plan = LoweringPlan.from_json(case.lowering["plan"])
-        entries = ([("functions", i) for i in reversed(range(len(plan.functions)))]
-                   + [("node_features", n) for n in sorted(plan.node_features)]
-                   + [("dynamic_params", n) for n in plan.dynamic_params]
-                   + [("plain_nodes", n) for n in plan.plain_nodes])
-        for what, index in entries:
-            smaller = plan.without(what, index)
-            trial = self.variant(case, lowering={**case.lowering, "plan": smaller.to_json()})
-            if self.fails_alike(trial, signature):
-                case, plan = trial, smaller
-        return case
 
     def module_script(self, case, config: dict) -> dict:
         """The text (TVMScript, Relay text) of the module the failing configuration built,
@@ -589,39 +513,9 @@ class Reduction:
 
     def as_first_seen(self, original, first: Finding, isolated):
         """The case as generated, under the configuration its failure was first seen in (for
-        a worker that died, the one isolate_config found to kill it)."""
+        a worker that died, the one the isolate_config step found to kill it)."""
         config = first.extra.get("config")
         if first.stage == "worker" or config is None:
             return self.variant(original, configs=isolated.configs)
         configs = [original.configs[0], config] if first.oracle in AGAINST_BASELINE else [config]
         return self.variant(original, configs=configs)
-
-    def case_json(self, case) -> dict:
-        """case.json: what replays or reduces the case without the generator."""
-        return {"case": case.index, "seed": self.s.seed, "settings": asdict(self.s),
-                "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption,
-                "configs": case.configs, "lowering": case.lowering}
-
-    def finding_files(self, case, finding: Finding, log: str) -> dict:
-        config = case.configs[-1]  # the failing one: isolate_config put it last
-        expected = None
-        if finding.kind == "wrong-result":  # compared as the oracle compared it (judge._judge_config)
-            facts = judged_facts(case.expected, Approximation.of_passes(config["passes"]))
-            expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
-                         0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in facts]
-        writer = self.host.info.reproducer_writer()
-        script = self.module_script(case, config)
-        # the harness rebuilds a plain lowering itself where the dialect can (robust to a
-        # module TVM cannot print); the short script always shows the module's own text
-        plain = not case.lowering and self.host.info.writes_plain_modules
-        harness = writer.render_reproducer(case.graph, self.host.specs, finding, config, case.inputs,
-                                           run=case.runnable, expected=expected, tvm_version=self.host.tvm_version(),
-                                           violation_plan=case.disruption["plan"] if case.disruption else None,
-                                           module_script=None if plain else script)
-        short = None
-        if case.disruption is not None:
-            short = self.violation_scripts(case, finding)[0][1]
-        elif "error" not in script:
-            short = writer.render_short(finding, config, case.inputs, case.runnable, expected, script)
-        return finding_files(finding, self.case_json(case), harness, short, log)
-

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..core.finding import Finding
 from ..errors import HirfuzzError
 from .outdir import write_atomic
-from .triage import check_finding_scripts
+from .verify import check_finding_scripts
 from .versions import regression_since, release_of, try_releases, versions_sentence
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .environment import worker_environment
-from .triage import check_finding_scripts
+from .verify import check_finding_scripts
 
 READY_TIMEOUT_S = 120
 
@@ -325,7 +325,7 @@ class Worker:
             select.select([self.fileno()], [], [], left)
 
     def check_scripts(self, folder: Path, finding, timeout_s: float):
-        """Run a finding's saved scripts alone under this worker's interpreter (triage's check)."""
+        """Run a finding's saved scripts alone under this worker's interpreter (verify's check)."""
         return check_finding_scripts(folder, finding, timeout_s=timeout_s, python=self.python,
                                      extra_env=self.extra_env, dialect=self.dialect)
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..core.finding import Finding
 from ..core.violations import CLASSES
+from .reduction_steps import step_totals
 
 if TYPE_CHECKING:
     from .coordinator import Campaign
@@ -36,6 +37,7 @@ def summary(campaign: "Campaign") -> dict:
         "out_of_memory": {"cases": c.out_of_memory, "limit_mb": s.max_memory_mb},
         "skipped_by_design": dict(sorted(c.skipped.items())),
         **_times(campaign),
+        "reduction_steps": _reduction_steps(campaign),
         "coverage": campaign.coverage.counts(),
         "generation": asdict(campaign.maker.gen_stats),
         "findings": tables["findings"],
@@ -95,6 +97,13 @@ def _times(campaign: "Campaign") -> dict:
     }
 
 
+def _reduction_steps(campaign: "Campaign") -> dict:
+    """Each reduction step's calls, successes and seconds, summed over the findings filed
+    (their finding.json's extra.reduction.steps; campaign/reduction_steps.py)."""
+    with campaign.lock:
+        return step_totals(f for table in campaign.tables.values() for f in table.values())
+
+
 def _disruptive_summary(campaign: "Campaign", findings: list[dict]) -> dict:
     """Disruptive mode's outcomes by class and by the stage that judged them."""
     by_class = campaign.disruptive
@@ -104,7 +113,7 @@ def _disruptive_summary(campaign: "Campaign", findings: list[dict]) -> dict:
         for stage, n in table.items():
             stages[stage] = stages.get(stage, 0) + n
     # what the findings' repro.py holds: the violating call alone, or the whole program
-    # where the call alone did not fail alike (triage.ReproForm; those are unconfirmed)
+    # where the call alone did not fail alike (reproducers.ReproForm; those are unconfirmed)
     forms = Counter(row["reproducer"] for row in findings if row["reproducer"])
     return {"classes": classes, "by_class_and_stage": by_class, "by_stage": stages,
             "violation_coverage": len(campaign.coverage.sets["violation"]), "reproducers": dict(sorted(forms.items()))}

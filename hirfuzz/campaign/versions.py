@@ -16,7 +16,8 @@ from pathlib import Path
 from ..core.finding import Finding
 from ..errors import HirfuzzError
 from .environment import script_environment
-from .triage import HARNESS, REPRO, check_reproducer, check_short_reproducer
+from .reproducers import HARNESS, REPRO
+from .verify import check_reproducer, check_short_reproducer
 
 
 class Verdict(str, Enum):

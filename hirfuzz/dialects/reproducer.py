@@ -5,7 +5,7 @@ A finding gets two scripts. `repro.py` is the one a maintainer reads: the module
 or Relay text, constants inline), its inputs, the pass, build and run lines and the check,
 and nothing of hirfuzz's (no marks, no paths but a user's own pass module's). `check.py` is
 hirfuzz's harness: it checks every pass's output and prints marks (`protocol.REPRO_MARK`)
-saying how far it got, which the checker (campaign.triage) reads back. Both must fail the
+saying how far it got, which the checker (campaign.verify) reads back. Both must fail the
 same way before a finding is reported.
 """
 from __future__ import annotations

@@ -8,6 +8,7 @@ import pytest
 
 from hirfuzz.campaign.coordinator import Campaign, Settings
 from hirfuzz.campaign.reducer import Job, Reduction, same_signature
+from hirfuzz.campaign.reduction_steps import REDUCING, Finishing
 from hirfuzz.core.finding import Finding
 from hirfuzz.core.spec import load_specs
 from hirfuzz.protocol import encode_array
@@ -121,6 +122,27 @@ def test_a_reduced_program_that_fails_alike_again_is_kept(tmp_path):
     finding = host.classify(case, crash_reply("Check failed: a is false")).finding
     reduced = reduction.reduced(case, finding)
     assert len(reduced.graph.operators) == 1 and "kept_unreduced" not in finding.extra["reduction"]
+
+
+@pytest.mark.parametrize("flaky", [False, True])
+def test_each_reduction_step_counts_the_trials_it_ran_and_those_it_took(tmp_path, flaky):
+    """Every worker trial is one step's call; a trial that failed alike was taken, a
+    success. Flaky: each program fails alike the first time only, so the reduced program,
+    run once more to confirm it, fails otherwise, and is not taken."""
+    host, reduction = reduction_of(tmp_path, lambda request, runs: crash_reply(
+        "Check failed: b is false" if flaky and runs else "Check failed: a is false"))
+    case = host.make_case(0)
+    finding = host.classify(case, crash_reply("Check failed: a is false")).finding
+    state = Finishing(finding, case)
+    reduction.run_steps(REDUCING, state)
+    stats = state.stats
+    assert list(stats) == ["reduce_graph", "confirm"]  # no lowering plan, no mutant: nothing else to try
+    assert sum(s.calls for s in stats.values()) == sum(reduction.worker.runs.values()) > 1
+    graph = stats["reduce_graph"]
+    assert graph.calls == finding.extra["reduction"]["checks"] and graph.successes == graph.calls
+    assert (stats["confirm"].calls, stats["confirm"].successes) == (1, 0 if flaky else 1)
+    assert (state.case is case) is flaky
+    assert all(s.seconds > 0 for s in stats.values())
 
 
 @pytest.mark.parametrize("without_passes,executors", [

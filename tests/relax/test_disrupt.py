@@ -236,7 +236,8 @@ def test_a_finding_whose_call_alone_does_not_fail_alike_is_unconfirmed_with_the_
     import threading
     from types import SimpleNamespace
     from hirfuzz.campaign.reducer import Job, Reduction
-    from hirfuzz.campaign.triage import HARNESS, REPRO, ReproForm, check_finding_scripts
+    from hirfuzz.campaign.reproducers import HARNESS, REPRO, ReproForm
+    from hirfuzz.campaign.verify import check_finding_scripts
     from hirfuzz.core.finding import Finding
     out, s = comparisons_campaign
     rows = {f["kind"]: out / f["path"] for f in s["findings"]}
@@ -280,7 +281,7 @@ def test_a_poor_diagnostic_script_fails_alike_only_at_the_same_frame_with_the_sa
     """A poor diagnostic's short script must raise the error its signature keys on; TVM's
     log line after the error ("BlockBuilder destroyed with remaining blocks") is not part of
     its message. One argument too many for scatter_nd, run for real."""
-    from hirfuzz.campaign.triage import check_short_reproducer
+    from hirfuzz.campaign.verify import check_short_reproducer
     from hirfuzz.core.finding import Finding
     (tmp_path / "repro.py").write_text(SCATTER_ND_ARITY)
     frame = ("relax/op/tensor/manipulate.cc:tvm::Type tvm::relax::InferTypeScatterND(const tvm::Call&, "
@@ -312,7 +313,7 @@ relax.build(bb.get(), target='llvm')
 def test_a_bare_assertion_in_tvm_fails_alike_as_an_empty_message(tmp_path):
     """TOPI's prelu asserts its slope's length with a bare `assert`: the signature's message
     is empty, and so is the script's (not the word AssertionError)."""
-    from hirfuzz.campaign.triage import check_short_reproducer
+    from hirfuzz.campaign.verify import check_short_reproducer
     from hirfuzz.core.finding import Finding
     (tmp_path / "repro.py").write_text(PRELU_SLOPE)
     finding = Finding(kind="poor-diagnostic", oracle="disruptive", stage="build", message="",

@@ -108,7 +108,7 @@ def test_crash_signatures_key_tvm_checks_on_their_condition():
 def test_a_hang_is_confirmed_on_cpu_time_not_on_a_slow_wall_clock(tmp_path):
     """A reproducer that spins is a hang; one that is merely slow on the wall clock (a
     loaded machine) is not; one that hangs asleep is caught by the wall-clock limit."""
-    from hirfuzz.campaign.triage import check_reproducer
+    from hirfuzz.campaign.verify import check_reproducer
     from hirfuzz.core.finding import Finding
     from hirfuzz.protocol import REPRO_MARK as MARK
     hang = Finding(kind="hang", oracle="crash", stage="worker", signature="hang|worker|timeout", message="")
@@ -128,7 +128,7 @@ def test_a_silent_acceptance_that_crashes_when_run_again_still_reproduces(tmp_pa
     """TVM left an invalid program unchecked (scatter_elements on axis -7 reads out of
     bounds): run again, it may pass or die of a signal; both show the missing check. A
     clean rejection does not."""
-    from hirfuzz.campaign.triage import check_reproducer
+    from hirfuzz.campaign.verify import check_reproducer
     from hirfuzz.core.finding import Finding
     from hirfuzz.protocol import REPRO_MARK as MARK
     accepted = Finding(kind="silent-acceptance", oracle="disruptive", stage="run",
@@ -149,7 +149,7 @@ def test_a_worker_killed_by_a_signal_is_confirmed_only_by_a_script_killed_by_it(
     """A worker that a case killed (SIGABRT) or hung while its scripts alone merely raise
     was in a state the scripts do not recreate: unconfirmed. One that exited (out of
     memory, an uncaught error) is reproduced by a script that fails."""
-    from hirfuzz.campaign.triage import check_reproducer, check_short_reproducer
+    from hirfuzz.campaign.verify import check_reproducer, check_short_reproducer
     from hirfuzz.core.finding import Finding
     from hirfuzz.protocol import REPRO_MARK as MARK
 

@@ -12,7 +12,7 @@ import tvm.relax.transform as relax_transform
 
 from conftest import ROOT, run_hirfuzz, the_one_ill_formed_finding
 from reproducer_rules import check_maintainer_files, final_error, run_alone
-from hirfuzz.campaign.triage import check_finding_scripts
+from hirfuzz.campaign.verify import check_finding_scripts
 from hirfuzz.core.finding import Finding
 from hirfuzz.errors import HirfuzzError
 from hirfuzz.core.passes import (draw_sequence, load_catalog, minimise_sequence, parse_sequence,

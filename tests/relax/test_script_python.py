@@ -19,7 +19,7 @@ from tvm.runtime import script_printer
 
 from conftest import run_hirfuzz
 from pythons import python_with_tvm
-from hirfuzz.campaign.triage import check_finding_scripts
+from hirfuzz.campaign.verify import check_finding_scripts
 from hirfuzz.core.finding import Finding
 from hirfuzz.dialects.relax.text import module_to_script
 

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from conftest import ROOT, the_one_ill_formed_finding
-from hirfuzz.campaign.triage import check_finding_scripts
+from hirfuzz.campaign.verify import check_finding_scripts
 from hirfuzz.core.finding import Finding
 from relay_env import relay_interpreter
 from reproducer_rules import check_maintainer_files, final_error, run_alone

@@ -39,6 +39,9 @@ def test_a_pass_failure_beside_another_crash_is_filed_as_the_pass_failure(tmp_pa
     folder = out / filed["path"]
     finding = json.loads((folder / "finding.json").read_text())
     assert finding["confirmed"] and finding["extra"]["pass_names"] == ["DynamicToStatic"]
+    # the trial without passes ran as the drop_passes step's, and was not taken
+    dropped = finding["extra"]["reduction"]["steps"]["drop_passes"]
+    assert (dropped["calls"], dropped["successes"]) == (1, 0), dropped
     assert "IsFullyUnconstrained" not in (folder / "repro-output.txt").read_text()
     assert "relay.transform.DynamicToStatic()" in (folder / "repro.py").read_text()
     # the harnesses (reduced, and as generated) say the failure first seen in their headers

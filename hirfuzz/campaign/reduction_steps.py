@@ -1,0 +1,261 @@
+"""The steps that finish a finding, in the order they run, each with its statistics.
+
+Each step makes the failing case smaller or more precise, and takes a trial only where it
+fails with the finding's own signature (reducer.same_signature). As in Hypothesis's
+shrinker (a list of named passes, each counting what it tried and what it won), every
+step records what it cost and what it earned, so one can say which step earns its
+worker time:
+
+    calls      the worker trials it ran
+    successes  the trials that failed alike and were taken
+    seconds    its wall time, trials included
+
+finding.json keeps them under extra.reduction.steps; summary.json sums them over the
+findings filed (reduction_steps).
+
+To add a step: write a subclass of `Step` with a `name`, an `applies` where it has
+nothing to try on some findings, and a `run` that returns the case, smaller where a trial
+allowed (or `state.case` itself); then put an instance in ISOLATING or REDUCING. Run its
+trials through the `Reduction` it is given: `fails_alike(case, signature)` for a
+candidate it takes when it fails alike, or `finding_of(case)` and
+`failed_alike(found, signature)` where it needs what the trial found. Those count the
+calls and successes; the step itself counts nothing.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Iterable
+
+from ..core.finding import Finding
+from ..core.passes import minimise_sequence
+from ..core.plan import LoweringPlan
+from ..core.reduce import reduce_graph
+from .judge import AGAINST_BASELINE, Oracle
+
+if TYPE_CHECKING:
+    from .cases import Case
+    from .reducer import Reduction
+
+
+@dataclass
+class StepStats:
+    calls: int = 0        # worker trials
+    successes: int = 0    # trials that failed alike and were taken
+    seconds: float = 0.0
+
+    def to_json(self) -> dict:
+        return {"calls": self.calls, "successes": self.successes, "seconds": round(self.seconds, 3)}
+
+
+@dataclass
+class Finishing:
+    """A finding on its way through the steps."""
+    finding: Finding
+    case: "Case"                   # as far as the steps got: each step's result is the next one's case
+    start: "Case | None" = None    # the case the running list of steps started from
+    whole: bool = False            # no configuration alone killed the worker: the case keeps all of them
+    stats: dict[str, StepStats] = field(default_factory=dict)  # the steps that ran, in order
+
+
+class Step:
+    """One named way of making a failing case smaller or more precise."""
+    name: ClassVar[str]
+
+    def applies(self, reduction: "Reduction", state: Finishing) -> bool:
+        """Whether the step has anything to try on the finding as it stands (a step that
+        does not apply is not run, and has no statistics in finding.json)."""
+        return True
+
+    def run(self, reduction: "Reduction", state: Finishing) -> "Case":
+        raise NotImplementedError
+
+
+def _under(reduction: "Reduction", case: "Case", config: dict, finding: Finding) -> "Case":
+    """The case under the failing configuration alone, after the baseline where the
+    finding's oracle judges against the baseline's run (a reproducer then builds both)."""
+    configs = [case.configs[0], config] if finding.oracle in AGAINST_BASELINE else [config]
+    return reduction.variant(case, configs=configs)
+
+
+# --- isolating: what the failure is keyed on (a pass-order wrong result, on its minimal sequence) ---
+
+class IsolateConfig(Step):
+    """The case under the one configuration that fails. A worker that died took every
+    configuration with it: each is tried alone to find the one that kills it.
+    Reproducers and the later steps then build only that one."""
+    name = "isolate_config"
+
+    def run(self, reduction, state):
+        case, finding = state.case, state.finding
+        config = finding.extra.get("config")
+        if finding.stage == "worker" and len(case.configs) > 1:
+            config = next((c for c in case.configs
+                           if reduction.fails_alike(reduction.variant(case, configs=[c]), finding.signature)), None)
+            if config is None:  # none alone: the case stays whole, the failure its own
+                finding.extra["isolation"] = (f"no configuration alone killed the worker; the case keeps "
+                                              f"all {len(case.configs)}")
+                state.whole = True
+                return case
+        return _under(reduction, case, dict(config or case.configs[0]), finding)
+
+
+def _failing_passes(state: Finishing) -> bool:
+    """Is the finding a pass sequence's, isolated to a configuration that runs passes?"""
+    return (not state.whole and state.finding.oracle == Oracle.PASS_ORDER
+            and bool(state.case.configs[-1]["passes"]))
+
+
+class DropPasses(Step):
+    """A pass sequence's failure that its configuration shows with no pass at all is the
+    executor's (Reduction.fails_without_passes): no pass is to blame."""
+    name = "drop_passes"
+
+    def applies(self, reduction, state):
+        return _failing_passes(state)
+
+    def run(self, reduction, state):
+        case, finding = state.case, state.finding
+        config = case.configs[-1]
+        if not reduction.fails_without_passes(case, finding, config):
+            return case
+        return _under(reduction, case, {**config, "passes": []}, finding)
+
+
+class MinimisePasses(Step):
+    """The shortest pass sequence that still fails alike (delta debugging over the
+    sequence, each trial respecting the passes' requirements)."""
+    name = "minimise_passes"
+
+    def applies(self, reduction, state):
+        # a wrong result is keyed on its minimal sequence, so it is minimised even with
+        # --no-reduce; a crash is keyed on its message, and its sequence is left as found
+        return _failing_passes(state) and (reduction.s.reduce or state.finding.kind == "wrong-result")
+
+    def run(self, reduction, state):
+        case, finding = state.case, state.finding
+        baseline, config = case.configs[0], case.configs[-1]
+
+        def fails(seq):
+            return reduction.fails_alike(reduction.variant(case, configs=[baseline, {**config, "passes": seq}]),
+                                         finding.signature)
+        passes = minimise_sequence(config["passes"], fails, reduction.host.catalog)
+        if passes == config["passes"]:
+            return case
+        return _under(reduction, case, {**config, "passes": passes}, finding)
+
+
+# --- reducing: the program itself, where --reduce is on -----------------------------------
+
+class ReduceGraph(Step):
+    """The smallest graph hirfuzz can find that fails alike (core.reduce: operators, then
+    constants made variables), its lowering plan following the nodes that stay."""
+    name = "reduce_graph"
+
+    def run(self, reduction, state):
+        case, finding = state.case, state.finding
+        plan = LoweringPlan.from_json(case.lowering["plan"]) if case.lowering.get("plan") else None
+
+        def lowering(ids: dict[int, int]) -> dict:
+            return {**case.lowering, "plan": plan.renumbered(ids).to_json()} if plan else case.lowering
+
+        small, ids, budget = reduce_graph(case.graph, lambda g, ids: reduction.fails_alike(
+            reduction.variant(case, graph=g, lowering=lowering(ids)), finding.signature))
+        # whether a bigger budget might shrink it further: worth knowing when it did not shrink much
+        finding.extra["reduction"] = {"checks": budget.checks, "budget_exhausted": budget.exhausted}
+        if len(small.operators) >= len(case.graph.operators):
+            return case
+        return reduction.variant(case, graph=small, lowering=lowering(ids))
+
+
+class DropLowering(Step):
+    """Drop the lowering plan, then the mutant unless it is what fails, where the failure
+    holds without them: the reproducer is then the plain program."""
+    name = "drop_lowering"
+
+    def applies(self, reduction, state):
+        return any(key in state.case.lowering for key in ("plan", "mutation"))
+
+    def run(self, reduction, state):
+        case, signature = state.case, state.finding.signature
+        failing = case.configs[-1]
+        for key in ("plan", "mutation"):
+            if key not in case.lowering or (key == "mutation" and failing.get("module")):
+                continue
+            lowering = {k: v for k, v in case.lowering.items() if k != key}
+            configs = [c for c in case.configs if not c.get("module")] if key == "mutation" else case.configs
+            trial = reduction.variant(case, configs=configs, lowering=lowering)
+            if reduction.fails_alike(trial, signature):
+                case = trial
+        return case
+
+
+class ShrinkPlan(Step):
+    """Where the failure needs some of the plan, drop the rest one entry at a time while
+    it holds: functions (a closure or global inlined), a node's features (an `If` and its
+    other branch, a `match_cast`), dynamic signatures and plain blocks."""
+    name = "shrink_plan"
+
+    def applies(self, reduction, state):
+        return bool(state.case.lowering.get("plan"))
+
+    def run(self, reduction, state):
+        case, signature = state.case, state.finding.signature
+        plan = LoweringPlan.from_json(case.lowering["plan"])
+        entries = ([("functions", i) for i in reversed(range(len(plan.functions)))]
+                   + [("node_features", n) for n in sorted(plan.node_features)]
+                   + [("dynamic_params", n) for n in plan.dynamic_params]
+                   + [("plain_nodes", n) for n in plan.plain_nodes])
+        for what, index in entries:
+            smaller = plan.without(what, index)
+            trial = reduction.variant(case, lowering={**case.lowering, "plan": smaller.to_json()})
+            if reduction.fails_alike(trial, signature):
+                case, plan = trial, smaller
+        return case
+
+
+class Confirm(Step):
+    """The reduced case run once more: its message and detail become the finding's (the
+    first program's "result 9 (cumsum:uint32)" the reduced one may not even have). Where
+    that run fails otherwise (a failure that comes and goes, a worker out of memory), the
+    finding keeps the case the reducing steps started from, and says so: a finding is
+    never filed under a failure other than its own."""
+    name = "confirm"
+
+    def applies(self, reduction, state):
+        return state.case is not state.start
+
+    def run(self, reduction, state):
+        finding, reduced = state.finding, state.case
+        found = reduction.finding_of(reduced)
+        if reduction.failed_alike(found, finding.signature):
+            finding.message, finding.detail = found.message, found.detail
+            return reduced
+        said = f"failed otherwise: {found.message[:200]}" if found is not None else "did not fail"
+        finding.extra.setdefault("reduction", {})["kept_unreduced"] = (
+            f"run once more, the reduced program ({len(reduced.graph.operators)} operators) {said}; "
+            "the finding keeps its unreduced program")
+        reduction.host.say(f"the {finding.kind} of case {finding.case}: its reduced program {said[:160]}; "
+                           "kept unreduced")
+        return state.start
+
+
+# before a finding's signature is settled: a finding in findings/ that is no disruptive one's
+ISOLATING: tuple[Step, ...] = (IsolateConfig(), DropPasses(), MinimisePasses())
+# then, with --reduce, on the isolated case (not a hang's: each trial would cost a time-out;
+# not a disruptive one's, tied to its graph's node numbering)
+REDUCING: tuple[Step, ...] = (ReduceGraph(), DropLowering(), ShrinkPlan(), Confirm())
+STEPS = ISOLATING + REDUCING
+
+
+def step_totals(findings: Iterable[Finding]) -> dict:
+    """Each step's calls, successes and seconds summed over `findings` (their
+    extra.reduction.steps), every step listed in order; a step only an older or newer
+    hirfuzz knew (a resumed campaign's finding.json) follows them."""
+    totals = {step.name: StepStats() for step in STEPS}
+    for finding in findings:
+        for name, stats in (finding.extra.get("reduction") or {}).get("steps", {}).items():
+            total = totals.setdefault(name, StepStats())
+            total.calls += stats["calls"]
+            total.successes += stats["successes"]
+            total.seconds += stats["seconds"]
+    return {name: total.to_json() for name, total in totals.items()}
