@@ -61,6 +61,7 @@ import numpy as np
 import yaml
 
 from . import expr as E
+from .reference import HELPERS as REFERENCE_HELPERS
 from ..data import SPEC_DIR
 from ..errors import SpecError
 
@@ -234,9 +235,8 @@ _NP_FUNCTIONS = [
 
 
 def _namespaces() -> dict[str, E.Namespace]:
-    from . import reference as ref_module
     np_members = {n: getattr(np, n) for n in _NP_FUNCTIONS if hasattr(np, n)}
-    return {"np": E.Namespace("np", np_members), "ref": E.Namespace("ref", ref_module.HELPERS)}
+    return {"np": E.Namespace("np", np_members), "ref": E.Namespace("ref", REFERENCE_HELPERS)}
 
 
 # --- loading --------------------------------------------------------------------------------
