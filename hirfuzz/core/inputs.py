@@ -13,9 +13,8 @@ NumPy only):
    splitting the interval between two computed ones), sums, products and normalisations;
    and, with no rule, elementwise unary ops (the preimage of the interval, found
    numerically with the op's own reference on a grid, so no op needs an inverse written
-   for it). Each variable is drawn
-   inside the intersection of what its consumers want: a sufficient condition in most
-   graphs, so the first draw is usually clean.
+   for it). Each variable is drawn inside the intersection of what its consumers want: a
+   sufficient condition in most graphs, so the first draw is usually clean.
 2. A repair search: after each draw the reference interpreter checks every op's inputs
    against its domain; only the variables above the first violation are redrawn, from
    intervals shrinking around a random centre (towards a point where every intermediate

@@ -441,7 +441,7 @@ def _read_input_search(r: _Reader, raw: Any, inputs: list[InputSpec], attrs: dic
         r.fail(fld, f"expected a rule name ({known}) or a mapping with 'rule' and its parameters")
     try:
         rule = IntervalRule(raw["rule"])
-    except ValueError:
+    except (ValueError, TypeError):
         r.fail(fld, f"unknown rule {raw['rule']!r}; known: {known}")
     r.unknown_keys(fld, raw, {"rule"} | _RULE_KEYS.get(rule, set()))
     names = [i.name for i in inputs]
@@ -451,27 +451,42 @@ def _read_input_search(r: _Reader, raw: Any, inputs: list[InputSpec], attrs: dic
         r.fail(fld, "rule 'running_sum' sums along the 'axis' attribute; this op has none")
     search = InputSearch(rule)
     if "inputs" in raw:
-        given = raw["inputs"]
-        if not isinstance(given, list) or not given or any(n not in names for n in given):
-            r.fail(f"{fld}.inputs", f"expected a non-empty list of this op's inputs ({', '.join(names)}), got {given!r}")
-        search = replace(search, slots=tuple(names.index(n) for n in given))
+        search = replace(search, slots=_passing_slots(r, f"{fld}.inputs", raw["inputs"], names))
     if "outputs" in raw:
-        given = raw["outputs"]
-        if (not isinstance(given, list) or not given
-                or any(isinstance(i, bool) or not isinstance(i, int) or i < 0 for i in given)):
-            r.fail(f"{fld}.outputs", f"expected a non-empty list of result indices >= 0, got {given!r}")
-        search = replace(search, outputs=tuple(given))
+        search = replace(search, outputs=_result_indices(r, f"{fld}.outputs", raw["outputs"]))
     if rule is IntervalRule.NORMALIZATION:
-        bound = raw.get("bound")
-        if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not bound > 0:
-            r.fail(f"{fld}.bound", f"expected a number > 0 bounding the normalised data, got {bound!r}")
-        unchanged = raw.get("unchanged", {})
-        if (not isinstance(unchanged, dict) or any(n not in names for n in unchanged)
-                or any(isinstance(i, bool) or not isinstance(i, int) or i < 1 for i in unchanged.values())):
-            r.fail(f"{fld}.unchanged", f"expected a mapping of input ({', '.join(names)}) to a result index >= 1, "
-                                       f"got {unchanged!r}")
-        search = replace(search, bound=float(bound), unchanged=tuple(unchanged.items()))
+        search = replace(search, bound=_normalised_bound(r, f"{fld}.bound", raw.get("bound")),
+                         unchanged=_unchanged_results(r, f"{fld}.unchanged", raw.get("unchanged", {}), names))
     return search
+
+
+def _is_count(value: Any, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _passing_slots(r: _Reader, fld: str, given: Any, names: list[str]) -> tuple[int, ...]:
+    if not isinstance(given, list) or not given or any(n not in names for n in given):
+        r.fail(fld, f"expected a non-empty list of this op's inputs ({', '.join(names)}), got {given!r}")
+    return tuple(names.index(n) for n in given)
+
+
+def _result_indices(r: _Reader, fld: str, given: Any) -> tuple[int, ...]:
+    if not isinstance(given, list) or not given or not all(_is_count(i, 0) for i in given):
+        r.fail(fld, f"expected a non-empty list of result indices >= 0, got {given!r}")
+    return tuple(given)
+
+
+def _normalised_bound(r: _Reader, fld: str, bound: Any) -> float:
+    if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not bound > 0:
+        r.fail(fld, f"expected a number > 0 bounding the normalised data, got {bound!r}")
+    return float(bound)
+
+
+def _unchanged_results(r: _Reader, fld: str, given: Any, names: list[str]) -> tuple[tuple[str, int], ...]:
+    if (not isinstance(given, dict) or any(n not in names for n in given)
+            or not all(_is_count(i, 1) for i in given.values())):
+        r.fail(fld, f"expected a mapping of input ({', '.join(names)}) to a result index >= 1, got {given!r}")
+    return tuple(given.items())
 
 
 def _read_call(r: _Reader, fld: str, call) -> tuple[list | None, dict | None]:

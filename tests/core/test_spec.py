@@ -383,6 +383,8 @@ def test_a_domain_away_from_the_default_range_is_drawn_inside(spec_dir):
 @pytest.mark.parametrize("value, field, words", [
     ("shuffle", "input_search", "unknown rule 'shuffle'"),
     ("[add]", "input_search", "a rule name"),
+    ("{rule: [add]}", "input_search", "unknown rule"),
+    ("{rule: passthrough, outputs: [true]}", "input_search.outputs", "result indices >= 0"),
     ("{rule: add, bound: 2}", "input_search", "unknown key(s) ['bound']"),
     ("{rule: passthrough, inputs: [c]}", "input_search.inputs", "this op's inputs (a, b)"),
     ("{rule: passthrough, outputs: [-1]}", "input_search.outputs", "result indices >= 0"),
