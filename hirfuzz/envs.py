@@ -30,6 +30,7 @@ from pathlib import Path
 
 import yaml
 
+from .dialects import SetupCheck, dialect_infos
 from .errors import HirfuzzError
 
 MARKER = "hirfuzz-env.json"
@@ -38,13 +39,6 @@ HOME_VARIABLE = "HIRFUZZ_HOME"
 SITE_PACKAGES = "{site_packages}"    # placeholder in an environment's variables
 VERIFY_TIMEOUT_S = 600
 PIP_TAIL_LINES = 15
-
-
-class Verify(Enum):
-    """What setup builds and runs in a new environment before marking it ready."""
-    RELAY = "relay"     # relay.build on llvm + graph_executor, compared with numpy
-    RELAX = "relax"     # relax.build on llvm + the Relax VM, compared with numpy
-    NUMPY = "numpy"     # import numpy: cheap, for tests of the set-up machinery
 
 
 class State(Enum):
@@ -60,7 +54,7 @@ class EnvironmentSpec:
     name: str
     packages: tuple[str, ...]
     dialects: tuple[str, ...]
-    verify: Verify
+    verify: SetupCheck
     env: dict[str, str] = field(default_factory=dict)   # may hold {site_packages}
     description: str = ""
 
@@ -77,9 +71,9 @@ def _spec_from_entry(name: str, entry, where: str) -> EnvironmentSpec:
     if not packages or not all(isinstance(p, str) and p.strip() for p in packages):
         raise HirfuzzError(f"{where}: environment {name}: packages must be a non-empty list of requirements")
     try:
-        verify = Verify(entry.get("verify"))
-    except ValueError:
-        known = ", ".join(v.value for v in Verify)
+        verify = setup_checks()[entry.get("verify")]
+    except (KeyError, TypeError):
+        known = ", ".join(setup_checks())
         raise HirfuzzError(f"{where}: environment {name}: verify must be one of {known}, "
                            f"not {entry.get('verify')!r}") from None
     env = entry.get("env") or {}
@@ -239,67 +233,32 @@ def _site_packages(python: Path) -> str:
     return proc.stdout.strip()
 
 
-# Each check prints a JSON line last: {"tvm": version or null}. They build and run for real,
-# because an importable TVM can still fail to build (no LLVM libraries, a download attempt).
-_VERIFY_RELAY = """
-import json, numpy as np, tvm
-from tvm import relay
-from tvm.contrib import graph_executor
-x = relay.var("x", shape=(2, 3), dtype="float32")
-func = relay.Function([x], relay.add(relay.nn.relu(x), relay.const(1.0, dtype="float32")))
-with tvm.transform.PassContext(opt_level=3):
-    lib = relay.build(tvm.IRModule.from_expr(func), target="llvm")
-module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
-data = np.array([[-1.5, 0.0, 2.0], [3.0, -4.0, 0.5]], dtype="float32")
-module.set_input("x", data)
-module.run()
-np.testing.assert_allclose(module.get_output(0).numpy(), np.maximum(data, 0) + 1)
-print(json.dumps({"tvm": tvm.__version__}))
-"""
-
-_VERIFY_RELAX = """
-import json, numpy as np, tvm
-from tvm import relax
-# 0.27 renamed TensorStructInfo to TensorType; before, relax.TensorType was another class
-tensor_type = getattr(relax, "TensorStructInfo", None) or relax.TensorType
-to_device = getattr(tvm.runtime, "tensor", None) or tvm.nd.array
-bb = relax.BlockBuilder()
-x = relax.Var("x", tensor_type((2, 3), "float32"))
-with bb.function("main", [x]):
-    with bb.dataflow():
-        y = bb.emit(relax.op.add(relax.op.nn.relu(x), relax.const(1.0, "float32")))
-        out = bb.emit_output(y)
-    bb.emit_func_output(out)
-vm = relax.VirtualMachine(relax.build(bb.get(), target="llvm"), tvm.cpu())
-data = np.array([[-1.5, 0.0, 2.0], [3.0, -4.0, 0.5]], dtype="float32")
-np.testing.assert_allclose(vm["main"](to_device(data)).numpy(), np.maximum(data, 0) + 1)
-print(json.dumps({"tvm": tvm.__version__}))
-"""
-
-_VERIFY_NUMPY = """
+# the check of an environment for tests of the set-up machinery: cheap, no TVM
+NUMPY_CHECK = SetupCheck("numpy", "import numpy", """
 import json, numpy
 print(json.dumps({"tvm": None}))
-"""
+""")
 
-VERIFY_SCRIPTS = {Verify.RELAY: _VERIFY_RELAY, Verify.RELAX: _VERIFY_RELAX, Verify.NUMPY: _VERIFY_NUMPY}
-VERIFY_WORDS = {Verify.RELAY: "relay.build and run a tiny function on llvm",
-                Verify.RELAX: "relax.build and run a tiny function on llvm", Verify.NUMPY: "import numpy"}
+
+def setup_checks() -> dict[str, SetupCheck]:
+    """What environments.yaml's `verify:` may name: each dialect's check, and numpy's."""
+    return {check.name: check for check in [*(info.setup_check for info in dialect_infos()), NUMPY_CHECK]}
 
 
 def _verify(spec: EnvironmentSpec, python: Path, env: dict) -> str | None:
     """Build and run a tiny function in the new environment; its TVM version."""
     try:
-        proc = subprocess.run([str(python), "-c", VERIFY_SCRIPTS[spec.verify]], capture_output=True, text=True,
+        proc = subprocess.run([str(python), "-c", spec.verify.script], capture_output=True, text=True,
                               env=_child_env(env), timeout=VERIFY_TIMEOUT_S)
     except subprocess.TimeoutExpired:
-        raise HirfuzzError(f"the {spec.name} environment's check ({VERIFY_WORDS[spec.verify]}) did not finish "
+        raise HirfuzzError(f"the {spec.name} environment's check ({spec.verify.words}) did not finish "
                            f"within {VERIFY_TIMEOUT_S} s") from None
     last = proc.stdout.strip().splitlines()[-1:] if proc.returncode == 0 else []
     try:
         return json.loads(last[0])["tvm"]
     except (IndexError, ValueError, KeyError, TypeError):
         tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-PIP_TAIL_LINES:])
-        raise HirfuzzError(f"the {spec.name} environment installed, but its check ({VERIFY_WORDS[spec.verify]}) "
+        raise HirfuzzError(f"the {spec.name} environment installed, but its check ({spec.verify.words}) "
                            f"failed with status {proc.returncode}:\n{tail}") from None
 
 
@@ -320,7 +279,7 @@ def _build(spec: EnvironmentSpec, folder: Path) -> dict:
         _pip_install(spec.name, python, package)
     site_packages = _site_packages(python)
     env = spec.runtime_env(site_packages)
-    _say(f"[{steps - 1}/{steps}] checking it: {VERIFY_WORDS[spec.verify]}")
+    _say(f"[{steps - 1}/{steps}] checking it: {spec.verify.words}")
     tvm_version = _verify(spec, python, env)
     marker = {"name": spec.name, "packages": list(spec.packages), "dialects": list(spec.dialects),
               "python": str(python), "tvm": tvm_version, "site_packages": site_packages, "env": env,

@@ -28,7 +28,7 @@ from ..core.generate import Rejected, single_op_graph
 from ..core.inputs import choose_inputs
 from ..core.oracle import compare_results
 from ..core.spec import ALL_DTYPES, load_specs
-from ..dialects import dialect_info
+from ..dialects import dialect_info, dialect_names
 from ..errors import HirfuzzError
 from ..protocol import decode_array, encode_array, make_config
 from .sandbox import Death, Pool, WorkerError
@@ -181,7 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check the op specs against the TVM under test, one operator at a time: every dtype a "
                     "spec lists, a few sampled shapes and attributes, built and run on a worker and "
                     "compared with the NumPy reference. Exit status 1 if any op does not conform.")
-    p.add_argument("--ir", dest="dialect", default="relax", choices=["relax", "relay"])
+    p.add_argument("--ir", dest="dialect", default="relax", choices=dialect_names())
     p.add_argument("--tvm-python", metavar="PATH|ENV", default=None,
                    help="the interpreter holding the TVM under test, or a managed environment's name "
                         "(default: relay's managed environment for --ir relay, this Python otherwise)")

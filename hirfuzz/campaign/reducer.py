@@ -17,7 +17,6 @@ finding, which the host files.
 from __future__ import annotations
 
 import copy
-import importlib
 import json
 import os
 import shutil
@@ -417,7 +416,7 @@ class Reduction:
         main, then in the private function or closure the worker put it in (where it was in
         one). The call's inputs are parameters, passed the case's values (NumPy's for
         results of the valid part it reads)."""
-        writer = importlib.import_module(self.host.info.reproducer)
+        writer = self.host.info.reproducer_writer()
         call = violating_call(case.disruption, case.graph, self.host.specs, case.inputs,
                               [facts.value for facts in case.expected])
         forms = [ReproForm.CALL] + ([ReproForm.CALL_IN_FUNCTION] if call.wrap else [])
@@ -610,7 +609,7 @@ class Reduction:
             facts = judged_facts(case.expected, Approximation.of_passes(config["passes"]))
             expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
                          0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in facts]
-        writer = importlib.import_module(self.host.info.reproducer)
+        writer = self.host.info.reproducer_writer()
         script = self.module_script(case, config)
         # the harness rebuilds a plain lowering itself where the dialect can (robust to a
         # module TVM cannot print); the short script always shows the module's own text

@@ -16,7 +16,6 @@ from .titles import METADATA_NOTE, collapse_dumps, message_error, shorten, split
 
 def _expected(finding: dict, info) -> str:
     kind, stage, extra = finding["kind"], finding["stage"], finding.get("extra", {})
-    build = "`relax.build`" if info.name == "relax" else "`relay.build` / `create_executor`"
     if stage == "ill_formed_after_pass":
         return f"`{extra.get('blamed_pass')}` returns a well-formed module."
     if extra.get("violation"):
@@ -28,7 +27,7 @@ def _expected(finding: dict, info) -> str:
         return "Building and running this small program finishes within seconds."
     if stage == "passes":
         return f"The passes ({extra.get('passes')}) transform the valid module without error."
-    return f"The program is valid, so {build} compiles it and it runs."
+    return f"The program is valid, so {info.build_words} compiles it and it runs."
 
 
 def _actual(finding: dict, outcome) -> str:

@@ -20,6 +20,7 @@ from importlib import resources
 
 import yaml
 
+from ..dialects import dialect_infos
 from ..protocol import describe_config
 
 TITLE_WIDTH = 100
@@ -73,9 +74,10 @@ _GLUED_DTYPE = re.compile(r"(?<=[a-z])T\.(bool|u?int\d+|float\d+|bfloat16)\b")
 _GLOBAL_VAR = re.compile(r"\bI\.GlobalVar\((\"[^\"]*\")\)")
 # an IR object printed whole ("ir.Op(span=None, ..., name=\"relax.nn.batch_norm\", ...)",
 # "R.Callable((R.Tensor(...),), ...)"): said by its name
-_DUMP_HEAD = re.compile(r"\b(?:R|T|I|ir|tir|tirx|relax|relay|tvm|te)\.[A-Za-z_][\w.]*\(")
+_IR_NAMESPACES = "|".join(info.namespace for info in dialect_infos())  # relax|relay
+_DUMP_HEAD = re.compile(rf"\b(?:R|T|I|ir|tir|tirx|{_IR_NAMESPACES}|tvm|te)\.[A-Za-z_][\w.]*\(")
 _OP_NAME = re.compile(r'name="([^"]+)"')
-_IR_NAMESPACE = re.compile(r"(?<!['\"])\b(?:relax|relay)\.(?=[a-z])")  # relay.stack is the op stack
+_IR_NAMESPACE = re.compile(rf"(?<!['\"])\b(?:{_IR_NAMESPACES})\.(?=[a-z])")  # relay.stack is the op stack
 METADATA_NOTE = re.compile(r"\s*# Metadata omitted\..*$")
 _SENTENCE_END = re.compile(r"(?<=[\w)\]\"'`])\.\s+(?=[A-Z])")
 

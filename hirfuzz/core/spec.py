@@ -76,6 +76,7 @@ import yaml
 from . import expr as E
 from .reference import HELPERS as REFERENCE_HELPERS
 from ..data import SPEC_DIR
+from ..dialects import dialect_names
 from ..errors import SpecError
 
 # The data types hirfuzz generates: HIRGen's set plus float16.
@@ -89,7 +90,7 @@ _OP_KEYS = {"name", "input_search", "relax", "inputs", "dtypes", "attrs", "solve
             "note", "dialects", "traits"}
 TRAITS = ("elementwise", "commutative", "associative")
 _DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note", "accepts", "optional_args"}
-DIALECTS = ("relax", "relay")
+DIALECTS = tuple(dialect_names())  # the dialects hirfuzz knows (dialects/__init__.py)
 _INPUT_KEYS = {"name", "rank", "dtype", "shape", "domain", "variadic"}
 _OUTPUT_KEYS = {"shape", "shapes", "dtype"}
 _TOLERANCE_KEYS = set(ALL_DTYPES)

@@ -2,10 +2,11 @@
 
 A dialect turns hirfuzz's plain-data cases into its TVM's IR and runs them. Every method
 runs in a worker process, under the interpreter that holds that TVM, and may import it;
-the coordinator only ever sees `DialectInfo` (dialects/__init__.py). Errors are raised as
+the coordinator only ever sees `DialectInfo` (dialects/info.py). Errors are raised as
 they come: the worker turns each into data for the oracles, tagged with the stage
 (protocol.STAGES) it happened in.
 
+`ReproducerWriter` is the coordinator's side of a dialect: it writes a finding's scripts.
 Which exception names are one failure (`FailureAlias`, `same_failure`) is TVM-free: the
 reproducer checks in the coordinator compare a script's failure with a worker's by it.
 """
@@ -74,6 +75,33 @@ class Dialect(ABC):
         """What TVM reported through its diagnostics since the last call (an error whose
         message says only "see the diagnostics" needs them); none by default."""
         return []
+
+
+class ReproducerWriter(ABC):
+    """What the coordinator needs of a dialect to write a finding's scripts (see
+    dialects/reproducer.py for what they share): TVM-free, since reproducers are written in
+    the coordinator. A dialect's `DialectInfo.reproducer` names the module whose `WRITER` is
+    one; `DialectInfo.reproducer_writer()` loads it."""
+
+    @abstractmethod
+    def render_reproducer(self, graph, specs, finding, config: dict, inputs: list[np.ndarray], run: bool,
+                          expected: list | None, tvm_version: str | None, violation_plan: dict | None = None,
+                          module_script: dict | None = None) -> str:
+        """check.py, hirfuzz's harness: a standalone script that exits 1 (an exception, a
+        mismatch) or dies while the bug is present, and prints marks saying how far it got.
+        `module_script` is the module's text as the worker rendered it (Dialect.render); the
+        writer lowers `graph` itself where it is None."""
+
+    @abstractmethod
+    def render_short(self, finding, config: dict, inputs: list[np.ndarray], run: bool, expected: list | None,
+                     module_script: dict) -> str:
+        """repro.py, the script a maintainer reads: the module's text, its inputs, the pass,
+        build and run lines and the check; nothing of hirfuzz's."""
+
+    @abstractmethod
+    def render_violation_short(self, finding, config: dict, call, wrapped: bool) -> str:
+        """repro.py for a disruptive finding: the violating call (reproducer.ViolatingCall)
+        alone, in a function or closure too where `wrapped`."""
 
 
 class ExecutorCannotTake(Exception):

@@ -120,10 +120,12 @@ def test_tvm_python_with_an_environment_not_set_up_is_one_line(tmp_path):
 
 
 def test_shipped_table_pins_every_package():
-    from hirfuzz.envs import Verify, load_environments
+    from hirfuzz.dialects import dialect_info
+    from hirfuzz.envs import load_environments
     table = load_environments(str(ROOT / "hirfuzz" / "environments.yaml"))
     assert set(table) >= {"relay", "relax"}
-    assert table["relay"].verify is Verify.RELAY and table["relax"].verify is Verify.RELAX
+    assert table["relay"].verify is dialect_info("relay").setup_check
+    assert table["relax"].verify is dialect_info("relax").setup_check
     for spec in table.values():
         assert all("==" in package for package in spec.packages), spec.name
     assert table["relay"].runtime_env("/sp")["LD_LIBRARY_PATH"] == "/sp/llvm/lib"

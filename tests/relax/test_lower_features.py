@@ -20,7 +20,7 @@ from hirfuzz.core.calls import call_records  # noqa: E402
 from hirfuzz.dialects.relax.lower import lower_graph  # noqa: E402
 from hirfuzz.dialects.relax.mutators import prepare_for_build  # noqa: E402
 from hirfuzz.core.oracle import compare_tensor  # noqa: E402
-from hirfuzz.dialects.relax.run import _flatten  # noqa: E402
+from hirfuzz.dialects.relax.executors import _flatten  # noqa: E402
 
 STABLE_OPS = ["add", "subtract", "multiply", "exp", "abs", "negative", "sum", "permute_dims", "reshape",
               "concat", "split", "matmul", "nn.relu", "where", "astype", "equal"]
@@ -171,7 +171,7 @@ def test_planned_modules_print_as_tvmscript_that_parses_back(specs):
     """Reproducers of cases with a plan are TVMScript; module_to_script raises unless the
     text parses back to the very same module. Symbols of one name in two functions, or a
     rank-0 shape_of, once made about one module in five fail that."""
-    from hirfuzz.dialects.relax.script import module_to_script
+    from hirfuzz.dialects.relax.text import module_to_script
     rng = np.random.default_rng(5)
     knobs = Knobs(p_cut=0.3, p_shape_of=0.3, p_dynamic_param=0.5, p_match_cast=0.3)
     failures = []

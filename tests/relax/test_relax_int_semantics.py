@@ -12,9 +12,8 @@ from tvm import relax
 from hirfuzz.core.calls import call_records
 from hirfuzz.core.graph import Ref
 from hirfuzz.core.reference import interpret
-from hirfuzz.dialects.relax.compile import build_module
+from hirfuzz.dialects.relax.executors import build_module, run_module
 from hirfuzz.dialects.relax.lower import lower_graph
-from hirfuzz.dialects.relax.run import run_module
 from hirfuzz.protocol import make_config
 from overflow_cases import OVERFLOW_CASES, graph_of
 

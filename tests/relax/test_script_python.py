@@ -21,7 +21,7 @@ from conftest import run_hirfuzz
 from pythons import python_with_tvm
 from hirfuzz.campaign.triage import check_finding_scripts
 from hirfuzz.core.finding import Finding
-from hirfuzz.dialects.relax.script import module_to_script
+from hirfuzz.dialects.relax.text import module_to_script
 
 PLANTED_DIR = Path(__file__).resolve().parent / "planted"
 PASS = "PlantedRaiseOnSymbolicParam"

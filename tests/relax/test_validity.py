@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from tvm import relax
 
-from hirfuzz.dialects.relax.compile import build_module
+from hirfuzz.dialects.relax.executors import build_module, run_module
 from hirfuzz.protocol import make_config
 from hirfuzz.core.coverage import Coverage
 from hirfuzz.core.generate import generate_graph
@@ -14,7 +14,6 @@ from hirfuzz.core.inputs import choose_inputs
 from hirfuzz.core.calls import call_records
 from hirfuzz.dialects.relax.lower import lower_graph
 from hirfuzz.core.oracle import compare_results
-from hirfuzz.dialects.relax.run import run_module
 
 N_GRAPHS = 12
 

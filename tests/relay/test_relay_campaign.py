@@ -125,7 +125,7 @@ def test_mutants_agree_with_the_original(tmp_path):
     s = json.loads((out / "summary.json").read_text())
     assert s["findings"] == [] and s["hirfuzz_bugs"] == [], s["findings"] + s["hirfuzz_bugs"]
     used = s["mutators"]
-    assert {"closure_in_global", "wrap_in_nullary", "call_through"} <= set(used), used
+    assert {"func_to_closure", "wrap_return", "call_wrap"} <= set(used), used
 
 
 def test_disruptive_mode_classifies_what_relay_does(tmp_path):

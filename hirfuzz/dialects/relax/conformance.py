@@ -19,14 +19,13 @@ import numpy as np
 from tvm import relax
 
 from ...protocol import make_config
-from .compile import build_module
+from .executors import build_module, run_module
 from ...core.generate import Rejected, single_op_graph
 from ...core.graph import Graph, TensorType
 from ...core.inputs import choose_inputs
 from ...core.calls import call_records
 from .lower import lower_graph
 from ...core.oracle import compare_tensor
-from .run import run_module
 from ...core.spec import ALL_DTYPES
 
 # Stages a sample goes through; a sample stops at the first one that fails.

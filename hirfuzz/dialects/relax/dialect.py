@@ -9,11 +9,11 @@ from tvm import relax
 from ...core.graph import Graph
 from ...core.plan import LoweringPlan
 from ..base import Dialect
-from .compile import apply_passes, build_module
+from .executors import build_module, load_vm, run_vm
 from .lower import lower_graph
 from .mutators import mutate, prepare_for_build
-from .run import load_vm, run_vm
-from .script import module_to_script
+from .passes import apply_passes
+from .text import module_to_script
 from .violate import apply_violation
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from ...core.finding import Finding
 from ...core.graph import Graph, Ref
 from ...protocol import REPRO_MARK as MARK
+from ..base import ReproducerWriter
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, CallInput, Reach, ViolatingCall, array_code, arity_line,
                           call_text, check_lines, data_lines, docstring, finish_short, flatten_lines,
                           inline_constants, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
@@ -330,3 +331,12 @@ def render_violation_short(finding: Finding, config: dict, call: ViolatingCall, 
                  f"vm['main'](*[tvm.runtime.tensor(a, {dev}) for a in inputs])"]
     imports = [*(["import numpy as np"] if reach >= Reach.RUN else []), "import tvm", "from tvm import relax"]
     return finish_short(finding, call, imports, body)
+
+
+class RelaxReproducerWriter(ReproducerWriter):
+    render_reproducer = staticmethod(render_reproducer)
+    render_short = staticmethod(render_short)
+    render_violation_short = staticmethod(render_violation_short)
+
+
+WRITER = RelaxReproducerWriter()

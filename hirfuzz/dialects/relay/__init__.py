@@ -17,7 +17,7 @@ import re
 
 from ...core.passes import CatalogSection
 from ...data import PASS_CATALOG
-from .. import DialectInfo
+from ..info import DialectInfo, SetupCheck
 from ..base import FailureAlias
 
 # A type error is a diagnostic, which the worker renders itself (dialect.py): a
@@ -37,10 +37,29 @@ EXECUTORS = {
     "debug": {"kind": "debug", "opt_level": 0},
 }
 
+# what `setup` builds and runs in an environment that offers Relay (info.SetupCheck)
+_SETUP_CHECK = """
+import json, numpy as np, tvm
+from tvm import relay
+from tvm.contrib import graph_executor
+x = relay.var("x", shape=(2, 3), dtype="float32")
+func = relay.Function([x], relay.add(relay.nn.relu(x), relay.const(1.0, dtype="float32")))
+with tvm.transform.PassContext(opt_level=3):
+    lib = relay.build(tvm.IRModule.from_expr(func), target="llvm")
+module = graph_executor.GraphModule(lib["default"](tvm.cpu()))
+data = np.array([[-1.5, 0.0, 2.0], [3.0, -4.0, 0.5]], dtype="float32")
+module.set_input("x", data)
+module.run()
+np.testing.assert_allclose(module.get_output(0).numpy(), np.maximum(data, 0) + 1)
+print(json.dumps({"tvm": tvm.__version__}))
+"""
+
 INFO = DialectInfo(name="relay", tvm="TVM 0.19 (python -m hirfuzz setup relay)", executors=EXECUTORS,
                    baseline="vm", catalog=CatalogSection(PASS_CATALOG, "relay"),
                    implementation="hirfuzz.dialects.relay.dialect",
-                   reproducer="hirfuzz.dialects.relay.repro",
+                   reproducer="hirfuzz.dialects.relay.repro", namespace="relay",
+                   build_words="`relay.build` / `create_executor`",
+                   setup_check=SetupCheck("relay", "relay.build and run a tiny function on llvm", _SETUP_CHECK),
                    # symbolic shapes cast back to static ones are Relax's (match_cast)
                    plan_knobs={"p_match_cast": 0.0, "p_shape_of": 0.0, "p_dynamic_param": 0.0},
                    mutators=True, writes_plain_modules=False,

@@ -65,7 +65,7 @@ class RelayDialect(Dialect):
         relay.transform.InferType()(module)
 
     def mutate(self, module, seed: int, count: int, traits: dict):
-        from .mutate import mutate
+        from .mutators import mutate
         return mutate(module, np.random.default_rng(seed), count, traits)
 
     def apply_passes(self, module, config: dict):

@@ -14,6 +14,7 @@ import numpy as np
 from ...core.finding import Finding
 from ...core.graph import Graph
 from ...protocol import REPRO_MARK as MARK
+from ..base import ReproducerWriter
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, Reach, ViolatingCall, array_code, arity_line, call_text,
                           check_lines, data_lines, docstring, finish_short, flatten_lines, input_lines, pass_call,
                           source_of, steps_to_show, user_pass_imports)
@@ -282,3 +283,12 @@ def render_violation_short(finding: Finding, config: dict, call: ViolatingCall, 
     imports = [*(["import numpy as np"] if runs else []), "import tvm", "from tvm import relay",
                *(["from tvm.contrib import graph_executor"] if config["kind"] == "build" and runs else [])]
     return finish_short(finding, call, imports, body)
+
+
+class RelayReproducerWriter(ReproducerWriter):
+    render_reproducer = staticmethod(render_reproducer)
+    render_short = staticmethod(render_short)
+    render_violation_short = staticmethod(render_violation_short)
+
+
+WRITER = RelayReproducerWriter()

@@ -1,12 +1,14 @@
 """Semantics-preserving rewrites of Relay modules: HIRGen's function rewrites (TVM 0.19).
 
-HIRGen (section 3.3.2) rewrites a global function f three ways, each changing only the
-call chain, so the mutant computes what the original does:
+Each follows the contract of dialects/mutation.py (`Mutator(name, sites, rewrite)`), under
+the names the Relax mutators use for the same ideas. HIRGen (section 3.3.2) rewrites a
+global function f three ways, each changing only the call chain, so the mutant computes
+what the original does:
 
-    closure_in_global   a new global g(params) binds f's body as a local closure and
-                        returns its call; calls to f become calls to g
-    wrap_in_nullary     a new global g() returns f; a call f(args) becomes g()(args)
-    call_through        a new global g(params) returns f(params); calls to f become calls to g
+    func_to_closure   a new global g(params) binds f's body as a local closure and
+                      returns its call; calls to f become calls to g
+    wrap_return       a new global g() returns f; a call f(args) becomes g()(args)
+    call_wrap         a new global g(params) returns f(params); calls to f become calls to g
 
 They need a global function besides main; `outline_main` makes one where there is none
 (main's body becomes a global f, and main returns f(params)). PolyJuice's ``commute``
@@ -19,17 +21,15 @@ from __future__ import annotations
 
 from typing import Callable
 
-import numpy as np
 import tvm
 from tvm import relay
 
-MUTATORS: dict[str, Callable] = {}
+from ..mutation import MutatorRegistry
 
-
-def mutator(fn: Callable) -> Callable:
-    """Register fn(mod, rng, traits) -> a mutant, or None where it does not apply."""
-    MUTATORS[fn.__name__] = fn
-    return fn
+REGISTRY = MutatorRegistry()
+MUTATORS = REGISTRY.mutators
+mutator = REGISTRY.mutator
+mutate = REGISTRY.mutate
 
 
 def copy_module(mod: tvm.IRModule) -> tvm.IRModule:
@@ -80,9 +80,13 @@ def _typed(mod: tvm.IRModule) -> tvm.IRModule:
     return relay.transform.InferType()(mod)
 
 
-@mutator
-def outline_main(mod: tvm.IRModule, rng: np.random.Generator, traits: dict) -> tvm.IRModule | None:
-    main = mod["main"]
+def _main(mod: tvm.IRModule, traits: dict) -> list[relay.GlobalVar]:
+    return [mod.get_global_var("main")]
+
+
+@mutator("outline_main", _main)
+def _outline_main(mod: tvm.IRModule, main_gv, rng) -> tvm.IRModule:
+    main = mod[main_gv]
     new = copy_module(mod)
     f = relay.GlobalVar(fresh_name(new, "outlined"))
     params = fresh_params(main)
@@ -91,32 +95,22 @@ def outline_main(mod: tvm.IRModule, rng: np.random.Generator, traits: dict) -> t
     return _typed(new)
 
 
-@mutator
-def closure_in_global(mod: tvm.IRModule, rng: np.random.Generator, traits: dict) -> tvm.IRModule | None:
-    return _rewrite_one(mod, rng, _closure_in_global)
+def _callees(mod: tvm.IRModule, traits: dict) -> list[relay.GlobalVar]:
+    return callees(mod)
 
 
-@mutator
-def wrap_in_nullary(mod: tvm.IRModule, rng: np.random.Generator, traits: dict) -> tvm.IRModule | None:
-    return _rewrite_one(mod, rng, _wrap_in_nullary)
+def _through_new_global(rewrite: Callable) -> Callable:
+    """The mutator's rewrite(mod, f, rng): `rewrite(copy, f, g)` on a copy of the module,
+    g a new global."""
+    def rewrite_copy(mod: tvm.IRModule, f: relay.GlobalVar, rng) -> tvm.IRModule:
+        new = copy_module(mod)
+        return _typed(rewrite(new, f, relay.GlobalVar(fresh_name(new, "g"))))
+    return rewrite_copy
 
 
-@mutator
-def call_through(mod: tvm.IRModule, rng: np.random.Generator, traits: dict) -> tvm.IRModule | None:
-    return _rewrite_one(mod, rng, _call_through)
-
-
-def _rewrite_one(mod, rng, rewrite) -> tvm.IRModule | None:
-    targets = callees(mod)
-    if not targets:
-        return None
-    f = targets[int(rng.integers(len(targets)))]
-    new = copy_module(mod)
-    g = relay.GlobalVar(fresh_name(new, "g"))
-    return _typed(rewrite(new, f, g))
-
-
-def _closure_in_global(mod, f, g):
+@mutator("func_to_closure", _callees)
+@_through_new_global
+def _func_to_closure(mod, f, g):
     func = mod[f]
     params = fresh_params(func)
     local = relay.Var("local_f")
@@ -126,29 +120,22 @@ def _closure_in_global(mod, f, g):
     return mod
 
 
-def _wrap_in_nullary(mod, f, g):
+@mutator("wrap_return", _callees)
+@_through_new_global
+def _wrap_return(mod, f, g):
     func = mod[f]
     func_type = relay.FuncType([p.type_annotation for p in func.params], func.ret_type)
     mod[g] = relay.Function([], f, func_type)
     return redirect_calls(mod, f, lambda args: relay.Call(relay.Call(g, []), args), skip=(g.name_hint,))
 
 
-def _call_through(mod, f, g):
+@mutator("call_wrap", _callees)
+@_through_new_global
+def _call_wrap(mod, f, g):
     func = mod[f]
     params = fresh_params(func)
     mod[g] = relay.Function(params, relay.Call(f, params), func.ret_type)
     return redirect_calls(mod, f, lambda args: relay.Call(g, args), skip=(g.name_hint,))
-
-
-@mutator
-def commute(mod: tvm.IRModule, rng: np.random.Generator, traits: dict) -> tvm.IRModule | None:
-    calls = _commutative_calls(mod, traits)
-    if not calls:
-        return None
-    gv, target = calls[int(rng.integers(len(calls)))]
-    new = copy_module(mod)
-    new[gv] = _Swap(target).visit(new[gv])
-    return _typed(new)
 
 
 def _commutative_calls(mod, traits) -> list[tuple[relay.GlobalVar, relay.Call]]:
@@ -167,6 +154,14 @@ def _commutative_calls(mod, traits) -> list[tuple[relay.GlobalVar, relay.Call]]:
     return found
 
 
+@mutator("commute", _commutative_calls)
+def _commute(mod: tvm.IRModule, site, rng) -> tvm.IRModule:
+    gv, target = site
+    new = copy_module(mod)
+    new[gv] = _Swap(target).visit(new[gv])
+    return _typed(new)
+
+
 class _Swap(relay.ExprMutator):
     """The call `target` (every use of it: it is one node) with its two arguments swapped."""
 
@@ -180,20 +175,3 @@ class _Swap(relay.ExprMutator):
             return relay.Call(new.op, [new.args[1], new.args[0]], new.attrs, new.type_args, new.span)
         return new
 
-
-def mutate(mod: tvm.IRModule, rng: np.random.Generator, count: int,
-           traits: dict | None = None) -> tuple[tvm.IRModule, list[str]]:
-    """`count` rewrites drawn among those that apply; the original is never changed.
-    `traits`: op name -> its traits, from the case's call records (core.calls.op_traits)."""
-    traits = traits or {}
-    applied = []
-    for _ in range(count):
-        names = sorted(MUTATORS)
-        rng.shuffle(names)
-        for name in names:
-            result = MUTATORS[name](mod, rng, traits)
-            if result is not None:
-                mod = result
-                applied.append(name)
-                break
-    return mod, applied

@@ -1,11 +1,27 @@
-"""Running: an executable on the Relax VM with given inputs (runs inside workers)."""
+"""Relax's executors: a module built under a configuration (relax.build) and run on the
+Relax VM with given inputs (runs inside workers)."""
 from __future__ import annotations
 
 import numpy as np
 import tvm
 from tvm import relax
 
-from .compile import device_for
+from ...protocol import make_config
+
+
+def device_for(target):
+    """The device for a target string or a configuration."""
+    target = target if isinstance(target, str) else target["target"]
+    kind = tvm.target.Target(target).kind.name
+    return tvm.cuda(0) if kind == "cuda" else tvm.cpu(0)
+
+
+def build_module(mod, config: dict | None = None):
+    """relax.build under the configuration (stage 'build')."""
+    config = config or make_config()
+    with tvm.transform.PassContext(opt_level=config["opt_level"]):
+        return relax.build(mod, target=config["target"], relax_pipeline=config["pipeline"],
+                           exec_mode=config["exec_mode"])
 
 
 def _flatten(value) -> list[np.ndarray]:

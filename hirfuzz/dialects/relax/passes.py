@@ -1,7 +1,7 @@
-"""Compilation: an IRModule becomes an executable under one configuration (in workers).
+"""Relax pass sequences: a configuration's passes run on a module (in workers).
 
 A configuration (`protocol.make_config`) is (pass sequence, opt level, pipeline,
-executable mode, target). A pass sequence runs before relax.build, inside the
+executable mode, target). A pass sequence runs before relax.build (executors.py), inside the
 configuration's PassContext.
 """
 from __future__ import annotations
@@ -10,15 +10,7 @@ import tvm
 from tvm import relax
 
 from ...core.passes import user_factory
-from ...protocol import make_config
 from ..base import IllFormedAfterPass
-
-
-def device_for(target):
-    """The device for a target string or a configuration."""
-    target = target if isinstance(target, str) else target["target"]
-    kind = tvm.target.Target(target).kind.name
-    return tvm.cuda(0) if kind == "cuda" else tvm.cpu(0)
 
 
 def instantiate_pass(step: dict):
@@ -45,11 +37,3 @@ def apply_passes(mod, config: dict):
             except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding
                 raise IllFormedAfterPass(step["name"], exc) from exc
     return mod
-
-
-def build_module(mod, config: dict | None = None):
-    """relax.build under the configuration (stage 'build')."""
-    config = config or make_config()
-    with tvm.transform.PassContext(opt_level=config["opt_level"]):
-        return relax.build(mod, target=config["target"], relax_pipeline=config["pipeline"],
-                           exec_mode=config["exec_mode"])
