@@ -10,7 +10,7 @@ by the worker) or `{"value": v}`. With records, a worker needs neither the op sp
 """
 from __future__ import annotations
 
-from .expr import IndexLambda, layout_map
+from .shapes import IndexLambda, layout_map
 from .graph import Graph, Node
 
 

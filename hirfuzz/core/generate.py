@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import draws
 from . import expr as E
 from .coverage import Coverage
 from .graph import Graph, Node, Ref, TensorType
@@ -177,14 +178,14 @@ class GraphBuilder:
                                                       traps and ispec.domain is not None,
                                                       domain_of(slot, ispec, in_dtype, False)), used)
                 if ref is None:
-                    ref = new_leaf(TensorType(tuple(E.rand_shape(rng, rng.integers(lo, hi + 1))), in_dtype), slot)
+                    ref = new_leaf(TensorType(tuple(draws.rand_shape(rng, rng.integers(lo, hi + 1))), in_dtype), slot)
                 env[ispec.name] = TensorInfo.of(self._type(ref, pending))
                 bound.add(ispec.name)
                 inputs.append(ref)
                 used.append(ref)
                 self._draw_attrs(spec, env, bound)
                 continue
-            count = E.rand_int(rng, *ispec.variadic) if ispec.variadic else 1
+            count = draws.rand_int(rng, *ispec.variadic) if ispec.variadic else 1
             ok = checker(ispec.name, ispec.variadic is not None, ispec.shape)
             meets = domain_of(slot, ispec, in_dtype, ispec.variadic is not None)
             refs = []

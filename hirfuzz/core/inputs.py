@@ -7,13 +7,14 @@ NumPy only):
 
 1. Backward interval propagation (`wanted_intervals`): every declared domain is pushed
    from the op input that declares it up through the ops above it that let an interval
-   through: ops that only select, move or average their input's values (reshape, pad,
-   sort, mean, pooling...), elementwise unary ops (the preimage of the interval, found
+   through, as each op's spec says in its ``input_search`` field (`IntervalRule`): ops that
+   only select, move or average their input's values (reshape, pad, sort, mean, pooling...),
+   add, subtract, multiply and divide (solved against a constant operand's range, or
+   splitting the interval between two computed ones), sums, products and normalisations;
+   and, with no rule, elementwise unary ops (the preimage of the interval, found
    numerically with the op's own reference on a grid, so no op needs an inverse written
-   for it), and add, subtract, multiply and divide (solved against a constant operand's
-   range, or splitting the interval between two computed ones). Each variable is drawn
-   inside the intersection of what its consumers want: a sufficient condition in most
-   graphs, so the first draw is usually clean.
+   for it). Each variable is drawn inside the intersection of what its consumers want: a
+   sufficient condition in most graphs, so the first draw is usually clean.
 2. A repair search: after each draw the reference interpreter checks every op's inputs
    against its domain; only the variables above the first violation are redrawn, from
    intervals shrinking around a random centre (towards a point where every intermediate
@@ -33,31 +34,11 @@ import numpy as np
 
 from .graph import Graph, Ref, TensorType
 from .reference import TensorFacts, interpret, op_env
+from .spec import InputSearch, IntervalRule
 
 DRAWS = 8            # interpretations per case at most: the first draw and its repairs
 WIDE = 64.0          # how far a float variable may leave its default range when it must
 MARGIN = 0.01        # a propagated interval keeps this share of its width off each edge
-
-# Ops whose listed inputs reach the listed outputs only by selection, movement, padding or
-# averaging of their values: an interval that every output element must lie in holds for
-# those inputs too (a value padded in from an attribute is checked after the draw).
-# op -> (input slots, output indices or None for all)
-PASSTHROUGH: dict[str, tuple[tuple[int, ...], tuple[int, ...] | None]] = {
-    name: ((0,), None) for name in (
-        "reshape", "permute_dims", "flip", "nn.pad", "split", "repeat", "tile",
-        "gather_elements", "gather_nd", "take", "sort", "max", "min", "mean",
-        "nn.avg_pool2d", "nn.max_pool2d", "nn.adaptive_avg_pool2d", "broadcast_to", "expand_dims",
-        "squeeze", "flatten", "nn.batch_flatten", "strided_slice", "layout_transform", "tril", "triu")}
-PASSTHROUGH.update({"topk": ((0,), (0,)), "concat": ((0, 1), None), "stack": ((0, 1), None), "nn.dropout": ((0,), (0,)), "maximum": ((0, 1), None),
-                    "minimum": ((0, 1), None), "where": ((1, 2), None)})
-SCATTERS = ("scatter_elements", "scatter_nd")   # data and updates pass, unless they add or multiply
-ARITHMETIC = ("add", "subtract", "multiply", "divide")
-SUMS = ("sum", "cumsum")                        # each result a sum of up to L input elements
-PRODUCTS = ("matmul", "outer", "nn.conv1d", "nn.conv2d")   # sums of K products of two inputs
-# Normalisations: result = normalised data * gamma (or weight) + beta, the normalised data
-# bounded by about this much (batch_norm's by its data and moving_mean over sqrt(moving_var))
-NORMS = {"nn.layer_norm": 4.0, "nn.group_norm": 4.0, "nn.instance_norm": 4.0, "nn.rms_norm": 4.0,
-         "nn.batch_norm": 16.0}
 
 # where the preimage of an elementwise op is looked for: dense near zero, sparse further out
 _GRID = np.unique(np.concatenate([np.linspace(-WIDE, WIDE, 1025), np.linspace(-8.0, 8.0, 2049)]))
@@ -157,47 +138,56 @@ def wanted_intervals(graph: Graph, specs) -> dict[Ref, Interval]:
     return wanted
 
 
+_PRODUCT_RULES = (IntervalRule.MATMUL, IntervalRule.OUTER, IntervalRule.CONVOLUTION)
+_ARITHMETIC_RULES = (IntervalRule.ADD, IntervalRule.SUBTRACT, IntervalRule.MULTIPLY, IntervalRule.DIVIDE)
+_SUM_RULES = (IntervalRule.SUM, IntervalRule.RUNNING_SUM)
+
+
 def _backward(spec, node, graph, env, outs, wanted):
     """(input ref, interval) pairs that keep this node's outputs inside `outs`."""
-    name = spec.name
-    slots, indices = PASSTHROUGH.get(name, ((), None))
-    if name in SCATTERS and node.attrs.get("reduction", "update") in ("update", "min", "max"):
-        slots = (0, 2)
-    if slots:
-        w = None
-        for i, o in enumerate(outs):
-            if indices is None or i in indices:
-                w = _meet(w, o) if o is not None else w
-        if w is None:
-            return
-        for slot in slots:
-            item = node.inputs[slot]
-            for ref in item if isinstance(item, list) else [item]:
-                if graph.type_of(ref).dtype == node.outputs[0].dtype:
-                    yield ref, w
+    search: InputSearch | None = spec.input_search
+    rule = search.rule if search is not None else None
+    if rule is IntervalRule.PASSTHROUGH or (
+            rule is IntervalRule.SCATTER and node.attrs.get("reduction", "update") in ("update", "min", "max")):
+        yield from _passthrough(search, node, graph, outs)
         return
-    if name in NORMS:
+    if rule is IntervalRule.NORMALIZATION:
         yield from _norm(spec, node, outs)
         return
     w = outs[0]
     if w is None or not _is_float(node.outputs[0].dtype):
         return
     refs = node.input_refs()
-    if "elementwise" in spec.traits and len(refs) == 1 and _is_float(graph.type_of(refs[0]).dtype):
+    if rule is None and "elementwise" in spec.traits and len(refs) == 1 and _is_float(graph.type_of(refs[0]).dtype):
         yield refs[0], _preimage(spec, env, graph.type_of(refs[0]).dtype, node.outputs[0].dtype, w,
                                  wanted.get(refs[0]))
-    elif name in ARITHMETIC and len(refs) == 2:
-        yield from _arithmetic(name, graph, refs, w, wanted)
-    elif name in SUMS:
-        yield refs[0], _summands(name, graph.type_of(refs[0]), node, w)
-    elif name in PRODUCTS and len(refs) == 2:
-        yield from _factors(name, graph, refs, w)
+    elif rule in _ARITHMETIC_RULES and len(refs) == 2:
+        yield from _arithmetic(rule, graph, refs, w, wanted)
+    elif rule in _SUM_RULES:
+        yield refs[0], _summands(rule, graph.type_of(refs[0]), node, w)
+    elif rule in _PRODUCT_RULES and len(refs) == 2:
+        yield from _factors(rule, graph, refs, w)
 
 
-def _summands(name, t: TensorType, node, w: Interval) -> Interval | None:
+def _passthrough(search: InputSearch, node, graph, outs):
+    """The inputs that reach the outputs unchanged must lie where every output must."""
+    w = None
+    for i, o in enumerate(outs):
+        if search.outputs is None or i in search.outputs:
+            w = _meet(w, o) if o is not None else w
+    if w is None:
+        return
+    for slot in search.slots:
+        item = node.inputs[slot]
+        for ref in item if isinstance(item, list) else [item]:
+            if graph.type_of(ref).dtype == node.outputs[0].dtype:
+                yield ref, w
+
+
+def _summands(rule: IntervalRule, t: TensorType, node, w: Interval) -> Interval | None:
     """Where the terms of sums of 1..L of them (exactly L for `sum`) lie when each sum is in `w`."""
     lo, hi = w
-    if name == "sum":
+    if rule is IntervalRule.SUM:
         terms = max(1, int(np.prod(t.shape)) // max(1, int(np.prod(node.outputs[0].shape))))
         return _inset(lo / terms, hi / terms)
     terms = t.shape[node.attrs["axis"]] if t.shape else 1
@@ -208,13 +198,13 @@ def _summands(name, t: TensorType, node, w: Interval) -> Interval | None:
     return _inset(lo / terms, hi / terms)
 
 
-def _factors(name, graph, refs, w: Interval):
+def _factors(rule: IntervalRule, graph, refs, w: Interval):
     """Small enough factors keep sums of K products inside `w`."""
     a, b = refs
     ta, tb = graph.type_of(a), graph.type_of(b)
-    if name == "matmul":
+    if rule is IntervalRule.MATMUL:
         terms = ta.shape[-1]
-    elif name == "outer":
+    elif rule is IntervalRule.OUTER:
         terms = 1
     else:   # convolutions: weight is (out_channels, in_channels / groups, kernel...)
         terms = int(np.prod(tb.shape[1:]))
@@ -232,7 +222,7 @@ def _factors(name, graph, refs, w: Interval):
             return
         yield a, _inset(-np.sqrt(reach), np.sqrt(reach))
         yield b, _inset(-np.sqrt(reach), np.sqrt(reach))
-    elif 0 < lo < hi and name in ("matmul", "outer") and not any(consts):
+    elif 0 < lo < hi and rule in (IntervalRule.MATMUL, IntervalRule.OUTER) and not any(consts):
         for r in refs:
             yield r, _inset(np.sqrt(lo / terms), np.sqrt(hi / terms))
 
@@ -240,14 +230,13 @@ def _factors(name, graph, refs, w: Interval):
 def _norm(spec, node, outs):
     """Gamma small and beta near the middle keep a normalisation's result inside `outs[0]`."""
     refs = {i.name: item for i, item in zip(spec.inputs, node.inputs)}
-    if spec.name == "nn.batch_norm":   # its mean and var results are moving_mean and moving_var
-        for i, name in ((1, "moving_mean"), (2, "moving_var")):
-            if i < len(outs) and outs[i] is not None:
-                yield refs[name], outs[i]
+    for name, i in spec.input_search.unchanged:   # batch_norm returns moving_mean and moving_var
+        if i < len(outs) and outs[i] is not None:
+            yield refs[name], outs[i]
     w = outs[0]
     if w is None or not _is_float(node.outputs[0].dtype):
         return
-    bound = NORMS[spec.name]
+    bound = spec.input_search.bound
     lo, hi = w
     mid, half = (lo + hi) / 2, (hi - lo) / 2
     scale = node.attrs.get("scale", True) and ("gamma" in refs or "weight" in refs)
@@ -304,7 +293,7 @@ def _range(graph, ref: Ref, wanted) -> Interval | None:
     return wanted.get(ref)
 
 
-def _arithmetic(name, graph, refs, w: Interval, wanted):
+def _arithmetic(rule: IntervalRule, graph, refs, w: Interval, wanted):
     a, b = refs
     if a == b:
         return
@@ -316,36 +305,36 @@ def _arithmetic(name, graph, refs, w: Interval, wanted):
         other, known, known_is_b = (a, rb, True) if const_b else (b, ra, False)
         if known is None or const_a and const_b:
             return
-        yield other, _solve(name, known, known_is_b, lo, hi)
+        yield other, _solve(rule, known, known_is_b, lo, hi)
         return
     # two computed operands: each gets a share of the interval that works whatever the other is
-    if name == "add":
+    if rule is IntervalRule.ADD:
         yield a, _inset(lo / 2, hi / 2)
         yield b, _inset(lo / 2, hi / 2)
-    elif name == "subtract":
+    elif rule is IntervalRule.SUBTRACT:
         yield a, _inset(lo / 2, hi / 2)
         yield b, _inset(-hi / 2, -lo / 2)
-    elif name == "multiply" and lo >= 0 and hi > 0:
+    elif rule is IntervalRule.MULTIPLY and lo >= 0 and hi > 0:
         yield a, _inset(np.sqrt(max(lo, 0.0)), np.sqrt(hi))
         yield b, _inset(np.sqrt(max(lo, 0.0)), np.sqrt(hi))
-    elif name == "multiply" and lo < 0 < hi:
+    elif rule is IntervalRule.MULTIPLY and lo < 0 < hi:
         r = np.sqrt(min(-lo, hi))
         yield a, _inset(-r, r)
         yield b, _inset(-r, r)
-    elif name == "divide" and rb is not None and rb[0] > 0:
-        yield a, _solve(name, rb, True, lo, hi)
+    elif rule is IntervalRule.DIVIDE and rb is not None and rb[0] > 0:
+        yield a, _solve(rule, rb, True, lo, hi)
 
 
-def _solve(name, known: Interval, known_is_b: bool, lo: float, hi: float) -> Interval | None:
+def _solve(rule: IntervalRule, known: Interval, known_is_b: bool, lo: float, hi: float) -> Interval | None:
     """The values x with `x op k` (or `k op x`) in [lo, hi] for every k in `known`."""
     k0, k1 = known
-    if name == "add":
+    if rule is IntervalRule.ADD:
         return _inset(lo - k0, hi - k1)
-    if name == "subtract":
+    if rule is IntervalRule.SUBTRACT:
         return _inset(lo + k1, hi + k0) if known_is_b else _inset(k1 - hi, k0 - lo)
-    if k0 <= 0 <= k1 and not (name == "multiply" and lo <= 0 <= hi):
+    if k0 <= 0 <= k1 and not (rule is IntervalRule.MULTIPLY and lo <= 0 <= hi):
         return None
-    if name == "multiply":
+    if rule is IntervalRule.MULTIPLY:
         if k0 <= 0 <= k1:
             nz = [abs(k) for k in (k0, k1) if k != 0]
             r = min(-lo, hi) / max(nz) if nz else WIDE

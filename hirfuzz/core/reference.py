@@ -9,6 +9,7 @@ tolerance scaled by that magnitude (the comparison policy in DESIGN.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 
@@ -48,6 +49,19 @@ def op_env(spec, node: Node, graph: Graph, values=None) -> dict:
 
 # --- NumPy helpers for ops whose reference is more than one call (``ref.<name>`` in specs) ---
 
+HELPERS: dict[str, Callable] = {}   # name -> function, filled by @helper
+
+
+def helper(fn: Callable) -> Callable:
+    """Make `fn` callable from spec expressions as ``ref.<its name>``: the registration is
+    the decorator, so a helper is written once (a name given twice is a mistake)."""
+    if fn.__name__ in HELPERS:
+        raise ValueError(f"reference helper '{fn.__name__}' is registered twice")
+    HELPERS[fn.__name__] = fn
+    return fn
+
+
+@helper
 def softmax(x, axis=-1):
     x = np.asarray(x)
     m = np.max(x, axis=axis, keepdims=True)
@@ -60,6 +74,7 @@ def _pad_hw(x, padding, value):
     return np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=value)
 
 
+@helper
 def conv2d(data, weight, strides, padding, dilation, groups=1):
     """NCHW data, OIHW weight; padding is (top, left, bottom, right)."""
     acc = np.float64 if data.dtype.kind == "f" else np.int64
@@ -83,6 +98,7 @@ def conv2d(data, weight, strides, padding, dilation, groups=1):
     return out
 
 
+@helper
 def max_pool2d(data, pool_size, strides, padding, dilation, ceil_mode=False):
     kh, kw = pool_size
     sh, sw = strides
@@ -109,6 +125,7 @@ def max_pool2d(data, pool_size, strides, padding, dilation, ceil_mode=False):
     return out
 
 
+@helper
 def max_pool2d_tvm(data, pool_size, strides, padding, dilation, ceil_mode=False):
     """`max_pool2d` with TVM's ceil-mode output size: a last window that would start in the
     trailing padding is dropped (as in PyTorch)."""
@@ -129,6 +146,7 @@ def _window(size, k, s, lo, hi, d, ceil_mode):
     return (span + s - 1) // s + 1 if ceil_mode else span // s + 1
 
 
+@helper
 def strided_slice(x, axes, begin, end, strides):
     index = [slice(None)] * x.ndim
     for a, b, e, s in zip(axes, begin, end, strides):
@@ -136,11 +154,13 @@ def strided_slice(x, axes, begin, end, strides):
     return x[tuple(index)]
 
 
+@helper
 def split(x, indices_or_sections, axis):
     return list(np.array_split(x, indices_or_sections, axis=axis)) if isinstance(
         indices_or_sections, int) else list(np.split(x, indices_or_sections, axis=axis))
 
 
+@helper
 def divide(a, b):
     """Relax `divide`: true division for floats, truncation towards zero for integers."""
     if a.dtype.kind in "iu":
@@ -149,6 +169,7 @@ def divide(a, b):
     return np.divide(a, b)
 
 
+@helper
 def round_half_away(x):
     """Rounding with halves away from zero (Relay's round; NumPy rounds them to even)."""
     if x.dtype.kind != "f":
@@ -158,12 +179,14 @@ def round_half_away(x):
     return np.where(half, whole + np.sign(x), np.round(x)).astype(x.dtype)
 
 
+@helper
 def erf(x):
     """The error function, computed in float64 (NumPy has no erf)."""
     import math
     return np.vectorize(math.erf, otypes=[np.float64])(np.asarray(x, dtype=np.float64))
 
 
+@helper
 def cumsum(x, axis, exclusive=False):
     """Relax `cumsum` with the input's dtype (integers wrap), optionally exclusive."""
     x = np.asarray(x)
@@ -173,11 +196,13 @@ def cumsum(x, axis, exclusive=False):
     return out
 
 
+@helper
 def log_add_exp(a, b):
     """log(exp(a) + exp(b)), computed in float64."""
     return np.logaddexp(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
 
 
+@helper
 def cumprod(x, axis, exclusive=False):
     """Relax `cumprod` with the input's dtype (integers wrap), optionally exclusive."""
     x = np.asarray(x)
@@ -194,6 +219,7 @@ def _axis_grid(indices, axis):
     return tuple(grid)
 
 
+@helper
 def gather_elements(data, indices, axis):
     """ONNX GatherElements: out[i][j][k] = data[i][indices[i][j][k]][k] (axis 1)."""
     data, indices = np.asarray(data), np.asarray(indices)
@@ -201,6 +227,7 @@ def gather_elements(data, indices, axis):
     return data[_axis_grid(indices, axis)]
 
 
+@helper
 def gather_nd(data, indices):
     """Relax gather_nd (batch_dims 0): the last index axis addresses data's leading dims."""
     data, indices = np.asarray(data), np.asarray(indices).astype(np.int64)
@@ -211,6 +238,7 @@ def gather_nd(data, indices):
 _SCATTER_UFUNC = {"add": np.add, "mul": np.multiply, "min": np.minimum, "max": np.maximum}
 
 
+@helper
 def scatter_elements(data, indices, updates, axis, reduction="update"):
     """ONNX ScatterElements; duplicate targets combine with `reduction` ('update': last wins)."""
     out = np.array(data, copy=True)
@@ -224,6 +252,7 @@ def scatter_elements(data, indices, updates, axis, reduction="update"):
     return out
 
 
+@helper
 def scatter_nd(data, indices, updates, reduction="update"):
     """ONNX ScatterND; duplicate targets combine with `reduction` ('update': last wins)."""
     out = np.array(data, copy=True)
@@ -237,6 +266,7 @@ def scatter_nd(data, indices, updates, reduction="update"):
     return out
 
 
+@helper
 def one_hot(indices, on_value, off_value, depth, axis=-1):
     """`on_value` where the index equals the position along the new axis, else `off_value`."""
     indices = np.asarray(indices)
@@ -246,6 +276,7 @@ def one_hot(indices, on_value, off_value, depth, axis=-1):
     return np.where(hit, on_value, off_value)
 
 
+@helper
 def argsort(x, axis=-1, descending=False):
     """Stable argsort; descending keeps equal elements in index order."""
     x = np.asarray(x)
@@ -265,12 +296,14 @@ def _desc_key(x):
     return -x
 
 
+@helper
 def sort(x, axis=-1, descending=False):
     x = np.asarray(x)
     out = np.sort(x, axis=axis, kind="stable")
     return np.flip(out, axis=axis) if descending else out
 
 
+@helper
 def topk(x, k, axis=-1, ret_type="both", largest=True):
     """The k largest (or smallest) along `axis`, ties by index order; values or indices."""
     x = np.asarray(x)
@@ -284,6 +317,7 @@ def topk(x, k, axis=-1, ret_type="both", largest=True):
     return values, idx
 
 
+@helper
 def einsum(subscripts, *operands):
     """np.einsum computed wide (float64 or int64) and cast back: integers wrap as in TVM."""
     wide = [np.asarray(o).astype(np.float64 if np.asarray(o).dtype.kind == "f" else np.int64)
@@ -291,12 +325,14 @@ def einsum(subscripts, *operands):
     return np.einsum(subscripts, *wide).astype(np.asarray(operands[0]).dtype)
 
 
+@helper
 def dropout_inference(x):
     """Relax dropout once legalized for inference: the data unchanged, and a mask of ones."""
     x = np.asarray(x)
     return x, np.ones_like(x)
 
 
+@helper
 def layout_transform(x, perm, split=None, factor=1, pad_value=None):
     """`expr.layout_map` in NumPy: pad the split axis up to a multiple of `factor` with
     `pad_value`, split it into (outer, inner), reorder by `perm`, inner axis last."""
@@ -314,6 +350,7 @@ def layout_transform(x, perm, split=None, factor=1, pad_value=None):
     return np.transpose(x, order)
 
 
+@helper
 def repeat(x, repeats, axis=None):
     """np.repeat (a flattened result when `axis` is None)."""
     return np.repeat(np.asarray(x), repeats, axis=axis)
@@ -330,6 +367,7 @@ def _along(v, axes, ndim):
     return v.reshape(shape)
 
 
+@helper
 def layer_norm(data, gamma, beta, axes, epsilon, center=True, scale=True):
     x = np.asarray(data, dtype=np.float64)
     axes = tuple(a % x.ndim for a in axes)
@@ -342,6 +380,7 @@ def layer_norm(data, gamma, beta, axes, epsilon, center=True, scale=True):
     return out
 
 
+@helper
 def rms_norm(data, weight, axes, epsilon):
     x = np.asarray(data, dtype=np.float64)
     axes = tuple(a % x.ndim for a in axes)
@@ -349,6 +388,7 @@ def rms_norm(data, weight, axes, epsilon):
     return out * _along(weight, list(axes), x.ndim)
 
 
+@helper
 def variance_amplification(data, axes, epsilon, num_groups=None) -> float:
     """How much a variance computed as E[x²] - E[x]² (TVM's legalisation does so) may
     amplify rounding: the largest E[x²] / (var + epsilon) over the normalised groups. With
@@ -364,6 +404,7 @@ def variance_amplification(data, axes, epsilon, num_groups=None) -> float:
     return max(1.0, float(np.max(ratio)))
 
 
+@helper
 def group_norm(data, gamma, beta, num_groups, epsilon, center=True, scale=True):
     """Channels on axis 1; statistics over each group of channels and all later axes."""
     x = np.asarray(data, dtype=np.float64)
@@ -379,6 +420,7 @@ def group_norm(data, gamma, beta, num_groups, epsilon, center=True, scale=True):
     return out
 
 
+@helper
 def batch_norm(data, gamma, beta, mean, var, axis, epsilon, center=True, scale=True):
     """Inference batch norm; returns (out, mean, var)."""
     x = np.asarray(data, dtype=np.float64)
@@ -390,6 +432,7 @@ def batch_norm(data, gamma, beta, mean, var, axis, epsilon, center=True, scale=T
     return out, np.asarray(mean), np.asarray(var)
 
 
+@helper
 def avg_pool2d(data, pool_size, strides, padding, dilation, ceil_mode=False, count_include_pad=False):
     """NCHW average pooling with TVM's ceil-mode output size (see `max_pool2d_tvm`); the
     divisor counts the padding when `count_include_pad`, never the ceil-mode overhang."""
@@ -423,6 +466,7 @@ def avg_pool2d(data, pool_size, strides, padding, dilation, ceil_mode=False, cou
     return out
 
 
+@helper
 def adaptive_avg_pool2d(data, output_size):
     """NCHW adaptive average pooling: window i spans [floor(i*H/O), ceil((i+1)*H/O))."""
     x = np.asarray(data, dtype=np.float64)
@@ -437,6 +481,7 @@ def adaptive_avg_pool2d(data, output_size):
     return out
 
 
+@helper
 def conv1d(data, weight, stride, padding, dilation, groups=1):
     """NCW data, OIW weight, padding (left, right): `conv2d` on a height of one."""
     out = conv2d(np.asarray(data)[:, :, None, :], np.asarray(weight)[:, :, None, :],
@@ -468,12 +513,14 @@ def _span_of(v) -> list:
     return [int(v.min()), int(v.max())]
 
 
+@helper
 def exact_span(fn, *xs):
     """[lo, hi] of an elementwise integer op's exact (unwrapped) result."""
     with np.errstate(all="ignore"):
         return _span_of(fn(*[_exact(x) for x in xs]))
 
 
+@helper
 def sum_span(x, axis=None):
     """[lo, hi] bounding every partial sum of the summed elements, in any order: the sum of
     the negative ones and the sum of the positive ones (over each reduced group)."""
@@ -486,6 +533,7 @@ def sum_span(x, axis=None):
     return [int(np.min(neg)), int(np.max(pos))]
 
 
+@helper
 def prod_span(x, axis=None):
     """[lo, hi] bounding every partial product of the multiplied elements, in any order."""
     e = _exact(x)
@@ -496,6 +544,7 @@ def prod_span(x, axis=None):
     return [-m if _signed(x) else 0, m]
 
 
+@helper
 def abs_span(fn, *xs):
     """[lo, hi] bounding every partial sum of products of a contraction `fn` (matmul,
     einsum...) in any order: `fn` of the operands' magnitudes bounds them all."""
@@ -504,6 +553,7 @@ def abs_span(fn, *xs):
     return [-m if _signed(*arrays) else 0, m]
 
 
+@helper
 def dot_span(a, b, terms):
     """[lo, hi] bounding every partial sum of up to `terms` products of an element of `a`
     and one of `b` (a convolution's window)."""
@@ -512,6 +562,7 @@ def dot_span(a, b, terms):
     return [-m if _signed(a, b) else 0, m]
 
 
+@helper
 def scatter_span(data, updates, reduction):
     """[lo, hi] bounding every value a scatter with `reduction` passes through: a data
     element combined with any of the updates, in any order."""
@@ -526,6 +577,7 @@ def scatter_span(data, updates, reduction):
     return [0, 0]       # update, min, max: nothing is computed
 
 
+@helper
 def mean(x, axis=None, keepdims=False):
     """TVM's mean: for integers the sum in the input dtype (wrapping) divided by the count,
     truncated towards zero (a signed division; unsigned for unsigned inputs); floats as np.mean."""
@@ -553,26 +605,6 @@ def overflow_undefined(spec, dtype: str, env: dict) -> bool:
         return False
     lo, hi = spec.overflow(env)
     return int(lo) < int(info.min) or int(hi) > int(info.max)
-
-
-HELPERS = {"softmax": softmax, "conv2d": conv2d, "max_pool2d": max_pool2d,
-           "strided_slice": strided_slice, "split": split, "divide": divide, "erf": erf,
-           "cumsum": cumsum, "max_pool2d_tvm": max_pool2d_tvm}
-HELPERS.update({"conv1d": conv1d,
-                "avg_pool2d": avg_pool2d, "adaptive_avg_pool2d": adaptive_avg_pool2d,
-                "layer_norm": layer_norm, "rms_norm": rms_norm, "group_norm": group_norm,
-                "variance_amplification": variance_amplification,
-                "batch_norm": batch_norm,
-                "repeat": repeat,
-                "layout_transform": layout_transform,
-                "dropout_inference": dropout_inference,
-                "einsum": einsum,
-                "argsort": argsort, "sort": sort, "topk": topk,
-                "gather_elements": gather_elements, "gather_nd": gather_nd,
-                "scatter_elements": scatter_elements, "scatter_nd": scatter_nd, "one_hot": one_hot,
-                "log_add_exp": log_add_exp, "cumprod": cumprod, "round_half_away": round_half_away,
-                "mean": mean, "exact_span": exact_span, "sum_span": sum_span, "prod_span": prod_span,
-                "abs_span": abs_span, "dot_span": dot_span, "scatter_span": scatter_span})
 
 
 # --- interpreting a graph ---------------------------------------------------------------------

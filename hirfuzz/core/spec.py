@@ -32,6 +32,18 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
   same broadcast position), ``commutative`` (its two operands can swap) and
   ``associative`` ((a op b) op c = a op (b op c)). They travel in the call records, so
   a worker's mutators read them from the case, never from YAML.
+- ``input_search``: for an op that moves or combines its inputs' values, how an interval
+  wanted of its result is pushed back to its inputs when inputs are drawn (``core/inputs.py``,
+  step 1); without it only an ``elementwise`` op with one input is looked through (by its own
+  reference), and any other op stops the propagation. A rule name (``add``) or a mapping with
+  ``rule`` and the rule's parameters (see ``IntervalRule``): ``passthrough`` (``inputs``, default
+  the first, reach ``outputs``, default all, only by selection, movement, padding or averaging),
+  ``scatter`` (as passthrough, unless the ``reduction`` attribute adds or multiplies), ``add``,
+  ``subtract``, ``multiply``, ``divide``, ``sum`` (each result sums all the reduced elements),
+  ``running_sum`` (1 to L elements along the ``axis`` attribute), ``matmul``, ``outer``,
+  ``convolution`` (sums of products of two inputs) and ``normalization`` (normalised data,
+  ``bound`` in magnitude, times gamma or weight plus beta; ``unchanged`` maps an input to the
+  result that returns it as it is).
 - ``dialects``: the IR dialects that have the op, each with how it spells it: ``op``, its
   name there (default: the spec's name), and ``call``, how to call it (default: inputs
   positionally, public attrs by name). A dialect may narrow or widen ``dtypes`` and
@@ -54,6 +66,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, replace
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +74,7 @@ import numpy as np
 import yaml
 
 from . import expr as E
+from .reference import HELPERS as REFERENCE_HELPERS
 from ..data import SPEC_DIR
 from ..dialects import dialect_names
 from ..errors import SpecError
@@ -71,7 +85,7 @@ ALL_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uin
 
 DEFAULT_SPEC_DIR = SPEC_DIR  # the top-level opspecs/ (hirfuzz.data)
 
-_OP_KEYS = {"name", "relax", "inputs", "dtypes", "attrs", "solve", "constraints", "output",
+_OP_KEYS = {"name", "input_search", "relax", "inputs", "dtypes", "attrs", "solve", "constraints", "output",
             "reference", "tolerance", "amplification", "overflow", "exact", "continuous", "may_trap", "call",
             "note", "dialects", "traits"}
 TRAITS = ("elementwise", "commutative", "associative")
@@ -90,6 +104,40 @@ class InputSpec:
     shape: E.Compiled | None = None     # None only for the anchor (first input)
     domain: E.Compiled | None = None    # [lo, hi], or None for the dtype's default range
     variadic: tuple[int, int] | None = None
+
+
+class IntervalRule(Enum):
+    """How an op's result constrains its inputs' values: the ``input_search`` field."""
+    PASSTHROUGH = "passthrough"        # values only selected, moved, padded or averaged
+    SCATTER = "scatter"                # passthrough unless the `reduction` attr adds or multiplies
+    ADD = "add"
+    SUBTRACT = "subtract"
+    MULTIPLY = "multiply"
+    DIVIDE = "divide"
+    SUM = "sum"                        # each result the sum of every reduced element
+    RUNNING_SUM = "running_sum"        # each result a sum of 1..L elements along the `axis` attr
+    MATMUL = "matmul"                  # sums of a.shape[-1] products
+    OUTER = "outer"                    # single products
+    CONVOLUTION = "convolution"        # sums of prod(weight.shape[1:]) products
+    NORMALIZATION = "normalization"    # normalised data (|x| <= bound) * gamma (or weight) + beta
+
+
+# the parameters each rule takes besides `rule`
+_RULE_KEYS = {IntervalRule.PASSTHROUGH: {"inputs", "outputs"}, IntervalRule.SCATTER: {"inputs", "outputs"},
+              IntervalRule.NORMALIZATION: {"bound", "unchanged"}}
+# rules that combine exactly two inputs
+_TWO_INPUT_RULES = {IntervalRule.ADD, IntervalRule.SUBTRACT, IntervalRule.MULTIPLY, IntervalRule.DIVIDE,
+                    IntervalRule.MATMUL, IntervalRule.OUTER, IntervalRule.CONVOLUTION}
+
+
+@dataclass(frozen=True)
+class InputSearch:
+    """An op's ``input_search`` field, read and checked."""
+    rule: IntervalRule
+    slots: tuple[int, ...] = (0,)                # passthrough, scatter: the inputs that pass
+    outputs: tuple[int, ...] | None = None       # passthrough, scatter: the results they reach (None: all)
+    bound: float = 0.0                           # normalization: |normalised data| at most this
+    unchanged: tuple[tuple[str, int], ...] = ()  # normalization: (input, result index) returned as is
 
 
 @dataclass
@@ -142,6 +190,7 @@ class OpSpec:
     spellings: dict[str, Spelling] = field(default_factory=dict)  # every dialect that has it
     accepts: tuple[E.Compiled, ...] = ()  # the dialect's documented-valid cases (Spelling.accepts)
     optional_args: int = 0                # Spelling.optional_args
+    input_search: InputSearch | None = None  # how a wanted result interval reaches the inputs
 
     def for_dialect(self, dialect: str) -> "OpSpec":
         """This op as `dialect` spells it (the dialect must have it)."""
@@ -235,9 +284,8 @@ _NP_FUNCTIONS = [
 
 
 def _namespaces() -> dict[str, E.Namespace]:
-    from . import reference as ref_module
     np_members = {n: getattr(np, n) for n in _NP_FUNCTIONS if hasattr(np, n)}
-    return {"np": E.Namespace("np", np_members), "ref": E.Namespace("ref", ref_module.HELPERS)}
+    return {"np": E.Namespace("np", np_members), "ref": E.Namespace("ref", REFERENCE_HELPERS)}
 
 
 # --- loading --------------------------------------------------------------------------------
@@ -380,8 +428,66 @@ def _read_op(path: str, entry: Any, namespaces) -> OpSpec:
         spellings=spellings, base_dtypes=tuple(dtypes), base_reference=reference,
         base_note=str(entry.get("note", "")), traits=tuple(traits),
         overflow=r.expr("overflow", entry["overflow"]) if "overflow" in entry else None,
+        input_search=_read_input_search(r, entry["input_search"], inputs, attrs) if "input_search" in entry else None,
     )
     return op.for_dialect("relax") if "relax" in spellings else op
+
+
+def _read_input_search(r: _Reader, raw: Any, inputs: list[InputSpec], attrs: dict) -> InputSearch:
+    fld = "input_search"
+    known = ", ".join(rule.value for rule in IntervalRule)
+    if isinstance(raw, str):
+        raw = {"rule": raw}
+    if not isinstance(raw, dict) or "rule" not in raw:
+        r.fail(fld, f"expected a rule name ({known}) or a mapping with 'rule' and its parameters")
+    try:
+        rule = IntervalRule(raw["rule"])
+    except (ValueError, TypeError):
+        r.fail(fld, f"unknown rule {raw['rule']!r}; known: {known}")
+    r.unknown_keys(fld, raw, {"rule"} | _RULE_KEYS.get(rule, set()))
+    names = [i.name for i in inputs]
+    if rule in _TWO_INPUT_RULES and len(names) != 2:
+        r.fail(fld, f"rule '{rule.value}' combines two inputs; this op has {len(names)} ({', '.join(names)})")
+    if rule is IntervalRule.RUNNING_SUM and "axis" not in attrs:
+        r.fail(fld, "rule 'running_sum' sums along the 'axis' attribute; this op has none")
+    search = InputSearch(rule)
+    if "inputs" in raw:
+        search = replace(search, slots=_passing_slots(r, f"{fld}.inputs", raw["inputs"], names))
+    if "outputs" in raw:
+        search = replace(search, outputs=_result_indices(r, f"{fld}.outputs", raw["outputs"]))
+    if rule is IntervalRule.NORMALIZATION:
+        search = replace(search, bound=_normalised_bound(r, f"{fld}.bound", raw.get("bound")),
+                         unchanged=_unchanged_results(r, f"{fld}.unchanged", raw.get("unchanged", {}), names))
+    return search
+
+
+def _is_count(value: Any, least: int) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= least
+
+
+def _passing_slots(r: _Reader, fld: str, given: Any, names: list[str]) -> tuple[int, ...]:
+    if not isinstance(given, list) or not given or any(n not in names for n in given):
+        r.fail(fld, f"expected a non-empty list of this op's inputs ({', '.join(names)}), got {given!r}")
+    return tuple(names.index(n) for n in given)
+
+
+def _result_indices(r: _Reader, fld: str, given: Any) -> tuple[int, ...]:
+    if not isinstance(given, list) or not given or not all(_is_count(i, 0) for i in given):
+        r.fail(fld, f"expected a non-empty list of result indices >= 0, got {given!r}")
+    return tuple(given)
+
+
+def _normalised_bound(r: _Reader, fld: str, bound: Any) -> float:
+    if isinstance(bound, bool) or not isinstance(bound, (int, float)) or not bound > 0:
+        r.fail(fld, f"expected a number > 0 bounding the normalised data, got {bound!r}")
+    return float(bound)
+
+
+def _unchanged_results(r: _Reader, fld: str, given: Any, names: list[str]) -> tuple[tuple[str, int], ...]:
+    if (not isinstance(given, dict) or any(n not in names for n in given)
+            or not all(_is_count(i, 1) for i in given.values())):
+        r.fail(fld, f"expected a mapping of input ({', '.join(names)}) to a result index >= 1, got {given!r}")
+    return tuple(given.items())
 
 
 def _read_call(r: _Reader, fld: str, call) -> tuple[list | None, dict | None]:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import draws
 from . import expr as E
 from .generate import GraphBuilder, Rejected
 from .graph import Graph, Node, Ref, TensorType
@@ -153,7 +154,7 @@ class ViolationBuilder:
             lo, hi = spec.inputs[0].rank
             ranks = [r for r in range(0, 5) if r != lo]
             rank = ranks[int(rng.integers(len(ranks)))]
-            t = TensorType(tuple(E.rand_shape(rng, rank)), self.b.graph.type_of(_first(inputs[0])).dtype)
+            t = TensorType(tuple(draws.rand_shape(rng, rank)), self.b.graph.type_of(_first(inputs[0])).dtype)
             inputs[0] = self.new_var(t)
             return Violation(kind, spec.name, dtype, inputs, attrs, f"anchor of rank {rank}, allowed {lo}..{hi}")
         if kind == "attr-out-of-range":
@@ -168,7 +169,7 @@ class ViolationBuilder:
             inputs[slot] = [var] + inputs[slot][1:] if isinstance(inputs[slot], list) else var
             actual = list(t.shape)
             axis = int(rng.integers(len(actual)))
-            actual[axis] = actual[axis] + 1 if actual[axis] < E.MAX_DIM or rng.random() < 0.5 else actual[axis] - 1
+            actual[axis] = actual[axis] + 1 if actual[axis] < draws.MAX_DIM or rng.random() < 0.5 else actual[axis] - 1
             return Violation(kind, spec.name, dtype, inputs, attrs,
                              f"declared {list(t.shape)}, passed {actual}", lie={"var": var.node, "actual": actual})
         if kind == "arity":
@@ -248,9 +249,9 @@ class ViolationBuilder:
             shape = list(t.shape)
             if shape and rng.random() < 0.7:
                 axis = int(rng.integers(len(shape)))
-                shape[axis] = E.rand_dim(rng, 1, E.MAX_DIM + 2)
+                shape[axis] = draws.rand_dim(rng, 1, draws.MAX_DIM + 2)
             else:
-                shape = E.rand_shape(rng, E.rand_int(rng, 0, 4))
+                shape = draws.rand_shape(rng, draws.rand_int(rng, 0, 4))
             trial = list(inputs)
             new = self.new_var(TensorType(tuple(shape), t.dtype))
             trial[slot] = [new] + inputs[slot][1:] if isinstance(inputs[slot], list) else new

@@ -8,6 +8,7 @@ import pytest
 from hirfuzz.core import expr as E
 from hirfuzz.core.generate import GraphBuilder, Rejected
 from hirfuzz.core.graph import Graph
+from hirfuzz.core.shapes import dtype_bits, einsum_consistent, reshape_valid, window_out
 from hirfuzz.core.spec import load_specs
 from hirfuzz.core.violations import ViolationBuilder
 
@@ -49,7 +50,7 @@ def test_a_compatible_convolution_weight_is_never_a_relax_violation(op, rank):
         groups = v.attrs["groups"]
         compatible = len(weight) == rank and weight[1] * groups == data[1] and weight[0] % groups == 0
         windows_fit = compatible and all(
-            E.window_out(n, k, s, lo, hi, d) >= 1 for n, k, s, lo, hi, d in zip(
+            window_out(n, k, s, lo, hi, d) >= 1 for n, k, s, lo, hi, d in zip(
                 data[2:], weight[2:], *window_attrs(v.attrs, rank)))
         assert not windows_fit, (v.detail, data, weight, v.attrs)
     for v, _ in violations(specs, op, "attr-out-of-range"):
@@ -88,15 +89,15 @@ def test_reshape_violations_never_are_a_documented_reshape(dialect_specs):
     dialect, specs = dialect_specs
     for v, graph in violations(specs, "reshape", "attr-out-of-range", draws=80):
         call = [-1 if i == v.attrs["infer"] else d for i, d in enumerate(v.attrs["new_shape"])]
-        assert not E.reshape_valid(shape(graph, v.inputs[0]), call, dialect == "relay"), (v.detail, call)
+        assert not reshape_valid(shape(graph, v.inputs[0]), call, dialect == "relay"), (v.detail, call)
 
 
 def test_reshape_valid_follows_each_dialects_documentation():
-    assert E.reshape_valid([2, 3, 4], [6, 1, -1]) and E.reshape_valid([2, 3, 4], [-1])
-    assert not E.reshape_valid([2, 3, 4], [-1, -1]) and not E.reshape_valid([2, 3, 4], [5, -1])
-    assert E.reshape_valid([2, 3, 4], [0, -1], zero_copies=True)       # Relay: 0 copies the 2
-    assert not E.reshape_valid([2, 3, 4], [0, -1])                      # Relax: 0 is not documented
-    assert not E.reshape_valid([2], [2, 0], zero_copies=True)           # nothing to copy at index 1
+    assert reshape_valid([2, 3, 4], [6, 1, -1]) and reshape_valid([2, 3, 4], [-1])
+    assert not reshape_valid([2, 3, 4], [-1, -1]) and not reshape_valid([2, 3, 4], [5, -1])
+    assert reshape_valid([2, 3, 4], [0, -1], zero_copies=True)       # Relay: 0 copies the 2
+    assert not reshape_valid([2, 3, 4], [0, -1])                      # Relax: 0 is not documented
+    assert not reshape_valid([2], [2, 0], zero_copies=True)           # nothing to copy at index 1
 
 
 def test_topk_with_k_below_one_is_never_a_violation(dialect_specs):
@@ -171,7 +172,7 @@ def test_a_relax_prelu_slope_of_length_1_or_a_narrower_float_is_never_a_violatio
     narrower, length_1 = [], []
     for v, graph in violations(specs, "nn.prelu", "dtype-mismatch"):
         x, alpha = dtypes(graph, v)
-        narrower.append(E.dtype_bits(alpha) < E.dtype_bits(x))
+        narrower.append(dtype_bits(alpha) < dtype_bits(x))
     for v, graph in violations(specs, "nn.prelu", "shape-incompatible", draws=200):
         x, alpha = shape(graph, v.inputs[0]), shape(graph, v.inputs[1])
         length_1.append(alpha == [1] and len(x) > v.attrs["axis"])
@@ -184,14 +185,14 @@ def test_an_einsum_operand_of_broadcastable_sizes_is_never_a_violation(dialect_s
     _, specs = dialect_specs
     for v, graph in violations(specs, "einsum", "shape-incompatible"):
         shapes = [shape(graph, ref) for ref in v.inputs]
-        assert not E.einsum_consistent(v.attrs["subscripts"], shapes, broadcast=True), (v.detail, shapes)
+        assert not einsum_consistent(v.attrs["subscripts"], shapes, broadcast=True), (v.detail, shapes)
 
 
 def test_einsum_consistent_broadcasts_a_size_of_1_only_when_asked():
-    assert E.einsum_consistent("ij,ij->i", [[1, 5], [5, 5]], broadcast=True)
-    assert not E.einsum_consistent("ij,ij->i", [[1, 5], [5, 5]])
-    assert not E.einsum_consistent("ij,ij->i", [[2, 5], [5, 5]], broadcast=True)
-    assert E.einsum_consistent("ij,jk->ik", [[2, 1], [3, 4]], broadcast=True)
+    assert einsum_consistent("ij,ij->i", [[1, 5], [5, 5]], broadcast=True)
+    assert not einsum_consistent("ij,ij->i", [[1, 5], [5, 5]])
+    assert not einsum_consistent("ij,ij->i", [[2, 5], [5, 5]], broadcast=True)
+    assert einsum_consistent("ij,jk->ik", [[2, 1], [3, 4]], broadcast=True)
 
 
 @pytest.mark.parametrize("op", ["nn.dense", "nn.batch_matmul"])

@@ -60,3 +60,25 @@ def test_forbidden_constructs_are_rejected(text):
 def test_unknown_name_is_an_expression_error():
     with pytest.raises(E.ExprError, match="unknown name 'y'"):
         ev("y + 1")
+
+
+def test_a_registered_helper_is_callable_by_name_and_nothing_else_is():
+    from hirfuzz.core import draws, shapes
+
+    @shapes.shape_function
+    def doubled_for_test(shape):
+        return [2 * d for d in shape]
+
+    @draws.random_function
+    def coin_for_test(rng):
+        return int(rng.integers(2))
+    try:
+        assert ev("doubled_for_test(x.shape)", x=np.zeros((2, 3))) == [4, 6]
+        again = ev("coin_for_test()", __rng__=np.random.default_rng(1))
+        assert again == ev("coin_for_test()", __rng__=np.random.default_rng(1)) and again in (0, 1)
+    finally:
+        del shapes.SHAPE_FUNCTIONS["doubled_for_test"], draws.RANDOM_FUNCTIONS["coin_for_test"]
+    with pytest.raises(E.ExprError, match="'doubled_for_test' is not available"):
+        ev("doubled_for_test([1])")
+    with pytest.raises(ValueError, match="window_out"):
+        shapes.shape_function(shapes.window_out)

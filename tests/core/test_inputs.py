@@ -194,3 +194,30 @@ def test_no_op_is_fed_a_tensor_that_cannot_meet_its_domain(specs, producer, cons
                   if g.nodes[r.node].kind == "op"}
     assert (producer, consumer) in edges if consumer == "log" else (producer, consumer) not in edges
     assert (consumer, consumer) in edges or (consumer, producer) in edges   # the ops did meet
+
+
+def test_an_ops_input_search_field_is_what_lets_an_interval_through(tmp_path):
+    # sqrt(hold(x)) with hold a new op that copies its input: only its spec's
+    # `input_search: passthrough` tells the search that x itself must be >= 0
+    import shutil
+
+    from conftest import SPECS
+    from hirfuzz.core.inputs import wanted_intervals
+    from hirfuzz.core.spec import load_specs
+    hold = ("ops:\n  - name: hold\n    inputs: [x]\n    dtypes: [float32]\n    output: {shape: x.shape}\n"
+            "    reference: np.asarray(x)\n    dialects: {relax: {op: copy}}\n")
+    wanted = {}
+    for search in ("", "    input_search: passthrough\n"):
+        shutil.copy(SPECS / "tolerances.yaml", tmp_path / "tolerances.yaml")
+        shutil.copy(SPECS / "unary.yaml", tmp_path / "unary.yaml")
+        (tmp_path / "hold.yaml").write_text(hold + search)
+        specs = load_specs(tmp_path)
+        b = Builder()
+        x = b.var((4, 4))
+        b.op("sqrt", b.op("hold", x))
+        wanted[search] = wanted_intervals(b.g, specs).get(x)
+        if search:
+            assert_all_compared(b.g, specs)
+    assert wanted[""] is None
+    lo, hi = wanted["    input_search: passthrough\n"]
+    assert lo >= 0 and hi > lo

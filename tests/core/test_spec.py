@@ -376,3 +376,87 @@ def test_a_domain_away_from_the_default_range_is_drawn_inside(spec_dir):
     for n in g.nodes:
         if n.kind == "const":
             assert 100 <= min(np.ravel(n.value)) and max(np.ravel(n.value)) <= 200
+
+
+# --- input_search: how a wanted result interval reaches an op's inputs (core/inputs.py) ---
+
+@pytest.mark.parametrize("value, field, words", [
+    ("shuffle", "input_search", "unknown rule 'shuffle'"),
+    ("[add]", "input_search", "a rule name"),
+    ("{rule: [add]}", "input_search", "unknown rule"),
+    ("{rule: passthrough, outputs: [true]}", "input_search.outputs", "result indices >= 0"),
+    ("{rule: add, bound: 2}", "input_search", "unknown key(s) ['bound']"),
+    ("{rule: passthrough, inputs: [c]}", "input_search.inputs", "this op's inputs (a, b)"),
+    ("{rule: passthrough, outputs: [-1]}", "input_search.outputs", "result indices >= 0"),
+    ("{rule: normalization}", "input_search.bound", "number > 0"),
+    ("{rule: normalization, bound: 4, unchanged: {c: 1}}", "input_search.unchanged", "input (a, b)"),
+    ("running_sum", "input_search", "'axis' attribute"),
+])
+def test_a_bad_input_search_is_named(spec_dir, value, field, words):
+    _write(spec_dir, GOOD_OP + f"    input_search: {value}\n")
+    msg = _load_error(spec_dir)
+    _assert_names(msg, field)
+    assert words in msg, msg
+
+
+def test_a_two_input_rule_on_a_one_input_op_is_named(spec_dir):
+    _write(spec_dir, "ops:\n  - name: myop\n    inputs: [a]\n    dtypes: [float32]\n    reference: a\n"
+                     "    input_search: multiply\n    dialects: {relax: {op: abs}}\n")
+    msg = _load_error(spec_dir)
+    _assert_names(msg, "input_search")
+    assert "combines two inputs" in msg, msg
+
+
+def test_an_input_search_loads_for_every_dialect(spec_dir):
+    from hirfuzz.core.spec import InputSearch, IntervalRule
+    _write(spec_dir, DIALECT_OP.replace("    reference: np.transpose(a)\n",
+                                        "    reference: np.transpose(a)\n    input_search: {rule: passthrough, outputs: [0]}\n"))
+    expected = InputSearch(IntervalRule.PASSTHROUGH, slots=(0,), outputs=(0,))
+    assert load_specs(spec_dir).ops["myop"].input_search == expected
+    assert load_specs(spec_dir, dialect="relay").ops["myop"].input_search == expected
+    assert load_specs(spec_dir, dialect="relay").ops["relay_only"].input_search is None
+
+
+def test_the_shipped_dialects_read_the_same_input_search():
+    relay, relax = load_specs(SPECS, dialect="relay"), load_specs(SPECS, dialect="relax")
+    for name in set(relay.ops) & set(relax.ops):
+        assert relay.ops[name].input_search == relax.ops[name].input_search, name
+    assert relax.ops["nn.batch_norm"].input_search.unchanged == (("moving_mean", 1), ("moving_var", 2))
+    assert relax.ops["where"].input_search.slots == (1, 2)   # cond's values never reach the result
+
+
+def test_a_bad_input_search_stops_the_cli_with_one_line(spec_copy):
+    from conftest import run_hirfuzz
+    (spec_copy / "zz_broken.yaml").write_text(
+        "ops:\n  - name: my_copy\n    inputs: [x]\n    dtypes: [float32]\n    reference: x\n"
+        "    input_search: {rule: passthrough, inputs: [y]}\n")
+    proc = run_hirfuzz("--specs", spec_copy, "--list-ops")
+    assert proc.returncode != 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "zz_broken.yaml: op 'my_copy', field 'input_search.inputs'" in proc.stderr, proc.stderr
+
+
+# --- reference helpers: ``ref.<name>`` is what @reference.helper registered, nothing else ---
+
+def test_a_registered_helper_is_usable_and_an_unregistered_one_refused(spec_dir):
+    from hirfuzz.core import reference
+
+    @reference.helper
+    def triple_for_test(x):
+        return 3 * x
+    text = GOOD_OP.replace("reference: np.add(a, b)", "reference: ref.triple_for_test(a) + b")
+    _write(spec_dir, text)
+    try:
+        op = load_specs(spec_dir).ops["myop"]
+        assert op.reference({"a": np.array([1, 2]), "b": np.array([1, 1])}).tolist() == [4, 7]
+    finally:
+        del reference.HELPERS["triple_for_test"]
+    msg = _load_error(spec_dir)   # the same spec, once the helper is gone
+    _assert_names(msg, "reference")
+    assert "'ref.triple_for_test' is not available" in msg, msg
+
+
+def test_a_helper_name_is_registered_once():
+    from hirfuzz.core import reference
+    with pytest.raises(ValueError, match="softmax"):
+        reference.helper(reference.softmax)
+    assert reference.HELPERS["softmax"] is reference.softmax

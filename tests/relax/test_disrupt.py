@@ -70,7 +70,7 @@ def test_violations_break_the_spec(specs):
     assert all(graph.type_of(r).dtype == v.dtype for r in v.inputs)
     graph, v = violation_for(specs, "add", "shape-incompatible")
     a, b = (graph.type_of(r).shape for r in v.inputs)
-    from hirfuzz.core.expr import broadcastable
+    from hirfuzz.core.shapes import broadcastable
     assert not broadcastable(a, b)
     graph, v = violation_for(specs, "nn.conv2d", "rank-wrong")
     assert len(graph.type_of(v.inputs[0]).shape) != 4
