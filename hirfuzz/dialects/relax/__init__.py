@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...core.passes import CatalogSection
 from ...data import PASS_CATALOG
-from .. import DialectInfo
+from ..info import DialectInfo
 
 EXECUTORS = {
     "vm": {"exec_mode": "bytecode", "pipeline": "default", "opt_level": 3},

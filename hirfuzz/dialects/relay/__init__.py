@@ -17,7 +17,7 @@ import re
 
 from ...core.passes import CatalogSection
 from ...data import PASS_CATALOG
-from .. import DialectInfo
+from ..info import DialectInfo
 from ..base import FailureAlias
 
 # A type error is a diagnostic, which the worker renders itself (dialect.py): a

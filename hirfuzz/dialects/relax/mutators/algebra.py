@@ -14,7 +14,7 @@ import numpy as np
 from tvm import relax
 from tvm.ir.expr import Constant as _Constant
 
-from . import mutator
+from .registry import mutator
 from .ir import (_bindings, _block_defs, _dtype_of, _matched_sites, _op_name, _replace_binding, _replace_matched,
                  _static_tensor, has_trait)
 

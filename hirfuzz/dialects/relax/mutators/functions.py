@@ -16,7 +16,7 @@ from __future__ import annotations
 import tvm
 from tvm import relax
 
-from . import mutator
+from .registry import mutator
 from .ir import (_add_func, _bindings, _Emit, _funcs, _mentions, _op_name, _rebuild, _redirect,
                  _replace_binding, _static, _subst, _without_attrs)
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 from tvm import relax
 
-from . import mutator
+from .registry import mutator
 from .ir import _bindings, _op_name, _rebuild, _replace_binding, _static_tensor, has_trait
 
 
