@@ -45,7 +45,8 @@ from .triage import HARNESS, REPRO, ReproForm, ReproOutcome, classify_finding, f
 if TYPE_CHECKING:
     from ..dialects import DialectInfo
     from .cases import Case
-    from .coordinator import Counters, Settings
+    from .settings import Settings
+    from .tallies import Counters
     from .judge import Outcome
     from .outdir import OutDir
 
