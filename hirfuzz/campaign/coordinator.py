@@ -19,7 +19,6 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from ..core.finding import Finding, normalize_message
-from ..core.graph import Graph
 from ..core.passes import load_catalog
 from ..dialects import dialect_info
 from ..errors import HirfuzzError
@@ -35,6 +34,7 @@ from .reducer import PENDING, ReductionHost, Reductions
 from .report import campaign_report
 from .sandbox import Interpreter, Pool, Worker, WorkerError, memory_evidence
 from .screen import Screen
+from .supply import CaseSupply
 from .settings import Settings
 from .summary import CampaignView, format_summary, summary
 from .tallies import Counters, Tallies
@@ -65,19 +65,19 @@ class Campaign:
         self.out, state = OutDir.open(settings.out, {**asdict(settings), **fixed})
         self.resumed = state is not None
         self.tallies = Tallies(Counters.restore((state or {}).get("counters", {})))
-        self.next_index = 0
-        self.queue: list[Case] = []  # resumed: generated before a kill, never judged
-        self.ahead: list[Case] = []  # made while the workers were busy, for the next idle one
         self.judging = Judge(specs, self.tallies.mutators_of)
         lock = threading.RLock()
         self.screen = Screen(progress, lock)
         self.tables = FindingTables(self.out, settings.seed, self.counters, KnownFindings(known, self.counters.known),
                                     lock, self.screen.say)
-        if state:
-            self._restore(state)
-        self.tables.load(self.resumed)
         self.cross = None if settings.cross_dialect is None else open_cross_side(
             settings, specs, lambda: self.pool.installation_of(settings.cross_dialect).get("tvm"))
+        self.started = time.monotonic()
+        self.supply = CaseSupply(settings, self.maker, self.cross, self.counters, self.started)
+        if state:
+            self.maker.restore(state)
+            self.supply.restore(state)
+        self.tables.load(self.resumed)
         self.reductions = Reductions(self._reduction_host(), self.cross and self._cross_reduction_host())
         self.tables.reductions = self.reductions
         self.reductions.restore(self.tables.signatures() | self.tables.known.signatures, self.tables.keyed_on)
@@ -86,12 +86,9 @@ class Campaign:
         self.pool = make_pool(settings, self.out / "workers")
         self.in_flight: dict[int, Case] = {}
         self._waits: dict[int, float] = {}  # case -> seconds it waited for a worker (campaign.timings)
-        self._made_at: dict[int, float] = {}  # case made ahead -> when
         self.answers: dict[int, dict[str, object]] = {}  # case -> its answers so far, by IR
-        self.started = time.monotonic()
         self.phases = PhaseClock(lambda: self.counters.cases, (state or {}).get("phases"))
         self.last_checkpoint = self.last_summary = 0.0
-        self.stopping = False
         self.stopped_by: signal.Signals | None = None  # the signal that stopped the campaign
         self.probes = []  # what probing the passes found (core.probe.PassProbe)
 
@@ -125,14 +122,7 @@ class Campaign:
         return (ir_label(self.s.dialect, self.pool.tvm_version),
                 ir_label(self.s.cross_dialect, self.pool.installation_of(self.s.cross_dialect).get("tvm")))
 
-    # --- resuming -------------------------------------------------------------------------
-
-    def _restore(self, state: dict):
-        self.maker.restore(state)
-        self.next_index = state["next_index"]
-        # cases generated before the kill but never judged run first, unchanged
-        self.queue = [self.maker.make_case(c["index"], Graph.from_json(c["graph"]), c.get("disruption"),
-                                           lowering=c.get("lowering")) for c in state.get("in_flight", [])]
+    # --- checkpoints ---------------------------------------------------------------------
 
     def save_progress(self):
         """summary.json every second, the checkpoint every few: all a kill can lose."""
@@ -145,11 +135,11 @@ class Campaign:
             self.checkpoint()
 
     def checkpoint(self):
-        pending = sorted(list(self.in_flight.values()) + self.queue + self.ahead, key=lambda c: c.index)
+        pending = sorted(list(self.in_flight.values()) + self.supply.unjudged(), key=lambda c: c.index)
         counters = asdict(self.counters)
         counters["elapsed_s"] = self.elapsed()
         hits = {finding.signature: finding.hits for finding in self.tables.all_findings()}
-        state = {"next_index": self.next_index, "rng": self.maker.gen_rng.bit_generator.state,
+        state = {"next_index": self.supply.next_index, "rng": self.maker.gen_rng.bit_generator.state,
                  "counters": counters, "gen_stats": asdict(self.maker.gen_stats), "hits": hits,
                  "phases": self.phases.figures(),
                  "in_flight": [{"index": c.index, "graph": c.graph.to_json(), "disruption": c.disruption,
@@ -158,46 +148,6 @@ class Campaign:
 
     def elapsed(self) -> float:
         return self.counters.elapsed_s + (time.monotonic() - self.started)
-
-    def next_case(self) -> Case | None:
-        """The case for the next idle worker: a resumed one, the one made ahead, or a new one."""
-        if self.queue:
-            return self.with_cross_half(self.queue.pop(0))
-        if self.stopping or self.time_up():
-            return None
-        if self.ahead:
-            return self.ahead.pop(0)
-        return self.make_next_case()
-
-    def make_next_case(self) -> Case | None:
-        if self.iterations_done():
-            return None
-        t0 = time.perf_counter()
-        case = self.with_cross_half(self.maker.make_case(self.next_index))
-        self.counters.gen_s += time.perf_counter() - t0
-        self._made_at[case.index] = time.monotonic()
-        self.next_index += 1
-        return case
-
-    def make_ahead(self):
-        """Make the next case while the workers build, so that the next worker to answer
-        starts it at once instead of waiting for generation and the input search."""
-        if self.ahead or self.stopping or self.time_up():
-            return
-        case = self.make_next_case()  # None once --iterations cases are made
-        if case is not None:
-            self.ahead.append(case)
-
-    def with_cross_half(self, case: Case) -> Case:
-        if self.cross is not None:
-            case.cross = self.cross.half(case)
-        return case
-
-    def iterations_done(self) -> bool:
-        return self.s.iterations is not None and self.next_index >= self.s.iterations
-
-    def time_up(self) -> bool:
-        return self.s.time_s is not None and time.monotonic() - self.started >= self.s.time_s
 
     # --- the loop -------------------------------------------------------------------------
 
@@ -287,10 +237,10 @@ class Campaign:
         if self.reductions.failure is not None:
             raise self.reductions.failure
         self.dispatch()
-        if self.phases.current is Phase.FUZZ and not self.fuzzing():
+        if self.phases.current is Phase.FUZZ and not self.supply.handing_out():
             self.phases.enter(Phase.FINISH)  # no case is handed out any more
         if not self.pool.in_flight():
-            if not self.reductions.active() and (self.stopping or not self.reductions.queue):
+            if not self.reductions.active() and (self.supply.stopping or not self.reductions.queue):
                 return False
             self.reductions.wait(1.0)
             return True
@@ -311,28 +261,21 @@ class Campaign:
         for case, answers in answered:
             self.judge(case, answers[self.s.dialect], answers.get(self.s.cross_dialect))
             self._tick()
-        self.make_ahead()
+        self.supply.make_ahead()
         return True
 
     def dispatch(self):
         """Reductions borrow idle workers (some while fuzzing goes on, all once it is over);
         the other idle workers get cases."""
-        self.reductions.lend(self.pool, max(1, self.pool.jobs // 2) if self.fuzzing() else self.pool.jobs)
+        self.reductions.lend(self.pool, max(1, self.pool.jobs // 2) if self.supply.handing_out() else self.pool.jobs)
         while (workers := self.idle_workers()) is not None:
-            case = self.next_case()
+            case = self.supply.next_case()
             if case is None:
                 break
-            now = time.monotonic()
-            self._waits[case.index] = now - self._made_at.pop(case.index, now)
+            self._waits[case.index] = self.supply.waited_s(case)
             self.in_flight[case.index] = case
             for worker, half in zip(workers, [case, case.cross]):
                 worker.submit(case, half.request, self.s.timeout_s)
-
-    def fuzzing(self) -> bool:
-        """Whether cases are still to be handed out (what next_case would give)."""
-        if self.stopping:
-            return False
-        return bool(self.queue) or not self.time_up() and (bool(self.ahead) or not self.iterations_done())
 
     def idle_workers(self) -> list[Worker] | None:
         """An idle worker for each IR of the campaign (a case runs in all at once), or None."""
@@ -347,9 +290,9 @@ class Campaign:
             return lambda: None
 
         def handler(signum, frame):
-            if self.stopping:
+            if self.supply.stopping:
                 raise KeyboardInterrupt
-            self.stopping = True
+            self.supply.stopping = True
             self.stopped_by = signal.Signals(signum)
             self.reductions.stop.set()
             again = "Ctrl-C again" if signum == signal.SIGINT else f"another {self.stopped_by.name}"
