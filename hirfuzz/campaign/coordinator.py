@@ -34,14 +34,14 @@ from .reducer import PENDING, ReductionHost, Reductions
 from .report import campaign_report
 from .sandbox import Interpreter, Pool, Worker, WorkerError, memory_evidence
 from .screen import Screen
-from .supply import CaseSupply
 from .settings import Settings
 from .summary import CampaignView, format_summary, summary
+from .supply import CaseSupply
 from .tallies import Counters, Tallies
 from .timings import case_timings
 from .userpasses import check_user_passes
 
-# Counters and Settings: where tests and tools have long imported them from
+# Counters and Settings: where tests and tools import them from; the last two: for cli.py
 __all__ = ["Campaign", "Counters", "Settings", "format_summary", "stop_note"]
 
 CHECKPOINT_S = 5.0
