@@ -100,22 +100,23 @@ class Prober:
 
     def __init__(self, context: ProbeContext):
         self.context = context
+        self.settings = context.settings
         self.rng = np.random.default_rng([context.settings.seed, PROBE_STREAM])
         self.ops = context.settings.only_ops or context.specs.names()
 
     def probes(self) -> list[PassProbe]:
         """The probe map: reused from probe.json when nothing it depends on changed."""
-        sequences = sequences_to_probe(self.context.settings, self.context.catalog, self.rng)
+        sequences = sequences_to_probe(self.settings, self.context.catalog, self.rng)
         if not sequences:
             return []
-        key = probe_key(sequences, self.ops, self.context.settings.dtypes)
+        key = probe_key(sequences, self.ops, self.settings.dtypes)
         path = self.context.out / PROBE_FILE
         if path.is_file():
             saved = json.loads(path.read_text())
             if saved.get("key") == key:
                 return [PassProbe.from_json(p) for p in saved["probes"]]
             self.context.say("the passes or ops changed since the last probe: probing again")
-        probes = [self.probe(seq, detailed=bool(self.context.settings.pass_seq)) for seq in sequences]
+        probes = [self.probe(seq, detailed=bool(self.settings.pass_seq)) for seq in sequences]
         write_atomic(path, json.dumps({"key": key, "probes": [p.to_json() for p in probes]}) + "\n")
         return probes
 
@@ -125,11 +126,11 @@ class Prober:
         (a slow TVM, Relay's, gets through a sample: op programs are probed in a random order)."""
         t0 = time.monotonic()
         budget = DETAILED_BUDGET_S if detailed else SAMPLE_BUDGET_S / SAMPLED_PASSES
-        if self.context.settings.time_s is not None:  # a short campaign keeps most of its time for fuzzing
-            budget = min(budget, self.context.settings.time_s * BUDGET_SHARE)
-        specs, dtypes = self.context.specs, self.context.settings.dtypes
-        config = make_config(self.context.info.baseline, self.context.settings.targets[0], passes=seq,
-                             opt_level=max(self.context.info.pass_opt_levels), dialect=self.context.settings.dialect)
+        if self.settings.time_s is not None:  # a short campaign keeps most of its time for fuzzing
+            budget = min(budget, self.settings.time_s * BUDGET_SHARE)
+        specs, dtypes = self.context.specs, self.settings.dtypes
+        config = make_config(self.context.info.baseline, self.settings.targets[0], passes=seq,
+                             opt_level=max(self.context.info.pass_opt_levels), dialect=self.settings.dialect)
         probe = PassProbe([step["name"] for step in seq])
         if not detailed:
             programs = op_programs(specs, self.ops, self.rng, dtypes, forms=False)
@@ -157,7 +158,7 @@ class Prober:
         probe.seconds = time.monotonic() - t0
         skipped = f" ({probe.unprobed} left out for time)" if probe.unprobed else ""
         self.context.say(f"probed {', '.join(probe.passes)} on {len(probe.results)} programs{skipped} in "
-                   f"{probe.seconds:.1f} s: acted on {sum(1 for r in probe.results if r.strongest.acted)}")
+                         f"{probe.seconds:.1f} s: acted on {sum(1 for r in probe.results if r.strongest.acted)}")
         return probe
 
     def shuffled(self, programs: list[Program]) -> list[Program]:
@@ -175,12 +176,12 @@ class Prober:
         queue = [list(range(i, min(i + BATCH, len(programs)))) for i in range(0, len(programs), BATCH)]
         pool = self.context.pool
         while (queue and time.monotonic() < deadline) or pool.in_flight():
-            for worker in pool.idle(self.context.settings.dialect):
+            for worker in pool.idle(self.settings.dialect):
                 if not queue or time.monotonic() >= deadline:
                     break
                 batch = queue.pop(0)
                 request = {"kind": "probe", "config": config, "programs": [self.request(programs[i]) for i in batch]}
-                worker.submit(batch, request, self.context.settings.timeout_s * max(1, len(batch) // 10))
+                worker.submit(batch, request, self.settings.timeout_s * max(1, len(batch) // 10))
             for _worker, batch, answer in pool.wait(1.0):
                 if isinstance(answer, Death):
                     queue += self.split(batch, answer, replies, len(config["passes"]))
@@ -215,16 +216,16 @@ class Prober:
                     and pattern not in seen and len(chosen) < RESULT_CHECKS:
                 seen.add(pattern)
                 chosen.append((program, result))
-        maker, base, target = self.context.maker, self.context.info.baseline, self.context.settings.targets[0]
+        maker, base, target = self.context.maker, self.context.info.baseline, self.settings.targets[0]
         configs = [maker.config(base, target), maker.config(base, target, passes=seq,
                                                             opt_level=max(self.context.info.pass_opt_levels))]
-        worker = self.context.pool.idle(self.context.settings.dialect)[0]
+        worker = self.context.pool.idle(self.settings.dialect)[0]
         for i, (program, result) in enumerate(chosen):
             lowering = {"plan": program.plan} if program.plan else {}
             case = maker.make_case(PROBE_CASE_INDEX + i, program.graph, configs=configs, lowering=lowering)
             if not case.runnable:
                 continue
-            outcome = self.context.classify(case, worker.run_one(case.request, self.context.settings.timeout_s))
+            outcome = self.context.classify(case, worker.run_one(case.request, self.settings.timeout_s))
             finding = outcome.finding
             if finding is not None and finding.oracle == "pass-order":
                 last = max(j for j, o in enumerate(result.outcomes) if o is Outcome.CHANGED)
