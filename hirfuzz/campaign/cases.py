@@ -30,7 +30,7 @@ from ..errors import HirfuzzError
 from ..protocol import encode_array, make_config
 
 if TYPE_CHECKING:
-    from .coordinator import Settings
+    from .settings import Settings
 
 
 @dataclass

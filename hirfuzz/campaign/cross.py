@@ -29,7 +29,7 @@ from .judge import Judge, Oracle, Outcome, Status
 from .sandbox import Death
 
 if TYPE_CHECKING:
-    from .coordinator import Settings
+    from .settings import Settings
 
 
 @dataclass
