@@ -51,6 +51,10 @@ def _names(text: str) -> list[str]:
     return names
 
 
+def _names_or_none(text: str) -> list[str]:
+    return [] if text.strip() == "none" else _names(text)
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m hirfuzz",
@@ -115,6 +119,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="findings to count but not file again: a text file of signatures (one a line, # "
                         "comments) or an earlier campaign's --out folder; summary.json counts their hits "
                         "(known_hits), so a nightly campaign reports only what is new")
+    p.add_argument("--versions", metavar="ENV,ENV|none", type=_names_or_none,
+                   help="also run each confirmed finding's repro.py under these TVMs (managed environments or "
+                        "interpreters), to date a regression (finding.json's versions and regression_since; "
+                        "regressions head report.md); default: every set-up environment of the IR, such as "
+                        "relax-0.25 and relax-0.26 (python -m hirfuzz setup relax-0.26); none: no other TVM")
     p.add_argument("--tvm-python", metavar="PYTHON",
                    help="run workers, reproducer checks and reductions under this Python interpreter, which "
                         "holds the TVM to fuzz (default: the managed relay environment for --ir relay, the one running hirfuzz for relax); nothing is installed there. "
@@ -214,6 +223,7 @@ def run(argv=None) -> int:
                         tvm_python=tvm_python, tvm_env=tvm_env,
                         cross_dialect=cross, cross_python=cross_python, cross_env=cross_env,
                         known=str(Path(args.known).absolute()) if args.known else None,
+                        versions=args.versions,
                         ray=args.ray, tvm_managed=tvm_managed, cross_managed=cross_managed,
                         direct=not args.no_direct)
     campaign = Campaign(settings, specs, progress=not args.no_progress)

@@ -40,6 +40,7 @@ from .supply import CaseSupply
 from .tallies import Counters, Tallies
 from .timings import case_timings
 from .userpasses import check_user_passes
+from .versions import campaign_releases
 
 # Counters and Settings: where tests and tools import them from; the last two: for cli.py
 __all__ = ["Campaign", "Counters", "Settings", "format_summary", "stop_note"]
@@ -91,6 +92,7 @@ class Campaign:
         self.last_checkpoint = self.last_summary = 0.0
         self.stopped_by: signal.Signals | None = None  # the signal that stopped the campaign
         self.probes = []  # what probing the passes found (core.probe.PassProbe)
+        self.releases = []  # the other TVM releases confirmed findings are tried under (versions.py)
 
     @property
     def counters(self) -> Counters:
@@ -107,7 +109,7 @@ class Campaign:
             classify=self.judging.classify, tvm_version=lambda: self.pool.tvm_version,
             installation=lambda: self.pool.installation, say=self.screen.say,
             rename_finding=self.tables.rename_finding, file_finding=self.tables.file_finding,
-            record=self.tables.file_found)
+            record=self.tables.file_found, releases=lambda: self.releases)
 
     def _cross_reduction_host(self) -> ReductionHost:
         """The second IR's findings are finished in its own TVM, with its own cases."""
@@ -115,7 +117,7 @@ class Campaign:
         return replace(self._reduction_host(), settings=side.settings, specs=side.specs, info=side.info,
                        catalog=side.maker.catalog, make_case=side.maker.make_case, classify=side.judge.classify,
                        tvm_version=lambda: self.pool.installation_of(side.info.name).get("tvm"),
-                       installation=lambda: self.pool.installation_of(side.info.name))
+                       installation=lambda: self.pool.installation_of(side.info.name), releases=lambda: [])
 
     def labels(self) -> tuple[str, str]:
         """How messages name the two IRs of a cross-IR campaign, with their TVMs."""
@@ -160,6 +162,7 @@ class Campaign:
             raise HirfuzzError(str(exc)) from None
         try:
             self.check_installation()
+            self.releases = campaign_releases(self.s.versions, self.s.dialect, self.s.tvm_python, self.pool.tvm_version)
             check_user_passes(self.pool.idle(self.s.dialect)[0], self.catalog, self.s.timeout_s)
             self.phases.enter(Phase.PROBE)
             self.probe_passes()

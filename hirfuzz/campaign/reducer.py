@@ -41,6 +41,7 @@ from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats
 from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
 from .triage import classify_finding
 from .verify import ReproOutcome
+from .versions import regression_since, try_releases, versions_sentence
 
 if TYPE_CHECKING:
     from .cases import Case
@@ -313,6 +314,8 @@ class Reduction:
             folder, outcome = self.verify_violation(job, finding, files, self.scripts.violation_scripts(case, finding))
         elif folder == "findings" and self.s.verify:
             folder, outcome = self.verify(job, finding, files)
+        if folder == "findings" and finding.confirmed and host.releases():
+            self.date(job, finding, files, host.releases())
         files["bug-report.md"] = bug_report(finding.to_json(), files[REPRO], outcome, host.installation(),
                                             describe_config(case.configs[-1]), host.info, case.graph,
                                             (case.lowering or {}).get("plan"))
@@ -363,6 +366,23 @@ class Reduction:
         files["repro-output.txt"] = f"observed: {outcome.observed}\n\n{outcome.output}" + (
             f"\n--- {HARNESS}:\n{outcome.harness_output}" if outcome.harness_output else "")
         return ("findings" if outcome.reproduced else "unconfirmed"), outcome
+
+    def date(self, job: Job, finding: Finding, files: dict, releases: list):
+        """Version triage: the confirmed finding's repro.py run unchanged under the other TVM
+        releases (versions.py), here, as the user will run it; a regression since a release
+        is said on screen and heads the report."""
+        staging = save_folder(self.host.out / ".staging", f"{job.key}-versions", files)
+        t0 = time.monotonic()
+        try:
+            versions = try_releases(staging, finding, releases, max(self.s.timeout_s, 60), self.host.tvm_version())
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        with self.host.lock:
+            self.host.counters.verify_s += time.monotonic() - t0
+        since = regression_since(versions)
+        finding.extra["versions"], finding.extra["regression_since"] = versions, since
+        if since:
+            self.host.say(f"the {finding.kind} of case {finding.case} is a regression: {versions_sentence(versions)}")
 
     def verify_violation(self, job: Job, finding: Finding, files: dict, scripts: list) -> tuple[str, ReproOutcome]:
         """Confirm a disruptive finding on the first of its short scripts (`scripts`:

@@ -3,7 +3,7 @@ says how it is used); a module of its own so that the reduction steps can name i
 importing the reducer that runs them."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable
 
 from ..core.finding import Finding
@@ -40,3 +40,6 @@ class ReductionHost:
     # a failure met while finishing another finding, filed as the campaign files any: a hit
     # of a known finding, or a new one to finish (Campaign.file_found)
     record: Callable[["Case", Finding, str], None]
+    # the other TVM releases a confirmed finding's repro.py is tried under (versions.py),
+    # known once the workers have said which TVM the campaign's is
+    releases: Callable[[], list] = field(default=lambda: [])

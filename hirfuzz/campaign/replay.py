@@ -23,6 +23,7 @@ from ..core.finding import Finding
 from ..errors import HirfuzzError
 from .outdir import write_atomic
 from .verify import check_finding_scripts
+from .report import campaign_report, with_versions_line
 from .versions import regression_since, release_of, try_releases, versions_sentence
 
 
@@ -85,7 +86,19 @@ def record_versions(folder: Path, releases: list, timeout_s: float) -> str:
     versions = try_releases(folder, Finding(**data), releases, timeout_s)
     data["extra"] = {**data.get("extra", {}), "versions": versions, "regression_since": regression_since(versions)}
     write_atomic(path, json.dumps(data, indent=2) + "\n")
+    report = folder / "bug-report.md"
+    if report.exists():
+        write_atomic(report, with_versions_line(report.read_text(), data))
     return versions_sentence(versions)
+
+
+def _rewrite_report(path: Path):
+    """A campaign folder's report.md made anew from its summary.json and findings."""
+    try:
+        summary = json.loads((path / "summary.json").read_text())
+    except (OSError, ValueError):
+        return  # a finding's folder, or a campaign that never wrote its summary
+    write_atomic(path / "report.md", campaign_report(path, summary))
 
 
 def main(argv=None) -> int:
@@ -115,6 +128,9 @@ def main(argv=None) -> int:
         print(f"{verdict:<10} {folder}  ({observed})", flush=True)
         if releases:
             print(f"           {record_versions(folder, releases, args.timeout)}", flush=True)
+    if releases:
+        for path in args.paths:  # a campaign's report.md lists its regressions first
+            _rewrite_report(path)
     print(f"{len(folders)} finding(s): {counts['reproduces']} still reproduce, {counts['fixed']} no longer "
           f"fail, {counts['differs']} fail differently"
           + (f", {counts['cannot-run']} could not run (see above)" if counts["cannot-run"] else ""))

@@ -13,6 +13,7 @@ from pathlib import Path
 from ..protocol import REPRO_MARK
 from .outdir import OutputError, write_atomic
 from .titles import METADATA_NOTE, collapse_dumps, message_error, shorten, split_exception, title
+from .versions import version_key, versions_sentence
 
 def _expected(finding: dict, info) -> str:
     kind, stage, extra = finding["kind"], finding["stage"], finding.get("extra", {})
@@ -152,6 +153,7 @@ def bug_report(finding: dict, repro: str, outcome, installation: dict, target: s
         "**Environment**",
         *_environment(installation or {}, target),
         "",
+        *versions_lines(finding),
         f"**Expected:** {_expected(finding, info)}",
         "",
         f"**Actual:** {shorten(clean_traceback(_actual(finding, outcome)), 300)}",
@@ -173,6 +175,29 @@ def bug_report(finding: dict, repro: str, outcome, installation: dict, target: s
         "```",
         "",
     ])
+
+
+VERSIONS_HEADING = "**TVM releases:**"
+
+
+def versions_lines(finding: dict) -> list[str]:
+    """The line that dates the bug (its repro.py run under other releases: versions.py),
+    where it was tried under more than the campaign's TVM."""
+    versions = finding.get("extra", {}).get("versions") or {}
+    if len(versions) < 2:
+        return []
+    return [f"{VERSIONS_HEADING} {versions_sentence(versions)}", ""]
+
+
+def with_versions_line(report: str, finding: dict) -> str:
+    """A bug report with its releases line put in anew (replay --versions), before the
+    expected behaviour, where bug_report puts it."""
+    lines = [ln for ln in report.split("\n") if not ln.startswith(VERSIONS_HEADING)]
+    text = "\n".join(lines).replace("\n\n\n", "\n\n")
+    at = text.find("**Expected:**")
+    if at < 0:
+        return text
+    return text[:at] + "\n".join(versions_lines(finding)) + ("\n" if versions_lines(finding) else "") + text[at:]
 
 
 def _other_ir(finding: dict) -> list[str]:
@@ -273,6 +298,31 @@ def _known_section(hits: dict | None) -> list[str]:
 UNCLASSIFIED = {"class": "unclassified", "component": "?", "evidence": "saved before hirfuzz classified findings"}
 
 
+def _regressions_section(out: Path, findings: list[dict]) -> list[str]:
+    """Findings whose repro.py passes on an older TVM release: a maintainer fixes these
+    before a release, so they come first (each is listed again among the findings)."""
+    regressions = [{**f, "regression_since": _saved_regression(out, f)} for f in findings]
+    regressions = [f for f in regressions if f["regression_since"]]
+    if not regressions:
+        return []
+    lines = [f"## Regressions ({len(regressions)})", "", "| since | title | reproducer |", "|---|---|---|"]
+    for f in sorted(regressions, key=lambda f: version_key(f["regression_since"]), reverse=True):
+        rel = _relative(out, f["path"])
+        title_cell = _report_title(out, f)[:160].replace("|", "\\|")
+        lines.append(f"| {f['regression_since']} | {title_cell} | [{rel}/repro.py]({rel}/repro.py) |")
+    return lines + [""]
+
+
+def _saved_regression(out: Path, f: dict) -> str | None:
+    """Since which release a finding fails: its finding.json says so once replay --versions
+    dated it after the campaign (summary.json's row, written before, does not)."""
+    try:
+        saved = json.loads((out / _relative(out, f["path"]) / "finding.json").read_text())
+    except (OSError, ValueError):
+        return f.get("regression_since")
+    return saved.get("extra", {}).get("regression_since")
+
+
 def _findings_section(out: Path, findings: list[dict]) -> list[str]:
     """The findings grouped by triage class and component (pass, operator, codegen, VM),
     each with the evidence for its class."""
@@ -366,7 +416,7 @@ def campaign_report(out: Path, summary: dict) -> str:
         f"- hirfuzz's own share of wall time: {100 * summary['overhead_share']:.1f}%; "
         f"worker restarts {summary['worker_restarts']}" + _out_of_memory(summary.get("out_of_memory")),
         "",
-    ] + _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + \
+    ] + _regressions_section(out, summary["findings"]) + _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + \
         _probe_section(summary.get("probe")) + [
         "## Findings",
         "",

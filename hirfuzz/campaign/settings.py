@@ -39,6 +39,9 @@ class Settings:
     cross_python: str | None = None        # the interpreter holding its TVM (None: this one)
     cross_env: dict = field(default_factory=dict)
     known: str | None = None               # --known: a signature list or an earlier campaign's folder
+    # --versions: the TVMs (managed environments or interpreters) each confirmed finding's
+    # repro.py is also run under, to date a regression; None: every set-up environment of the dialect
+    versions: list[str] | None = None
     ray: str | None = None                 # --ray: the cluster's address ("local": start one here)
     tvm_managed: str | None = None         # the managed environment --tvm-python names, made on each Ray node
     cross_managed: str | None = None       # likewise for the second IR

@@ -144,7 +144,8 @@ def finding_row(f: Finding) -> dict:
     return {"signature": f.signature, "kind": f.kind, "oracle": f.oracle, "stage": f.stage,
             "path": f.path, "hits": f.hits, "message": f.message, "ops": f.extra.get("ops"),
             "reduced_from": f.extra.get("reduced_from"), "reason": f.extra.get("unconfirmed_reason"),
-            "triage": f.extra.get("triage"), "reproducer": f.extra.get("reproducer")}
+            "triage": f.extra.get("triage"), "reproducer": f.extra.get("reproducer"),
+            "regression_since": f.extra.get("regression_since")}
 
 
 def _cross_summary(view: CampaignView) -> dict:

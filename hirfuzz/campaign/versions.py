@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -39,21 +40,48 @@ def release_of(name: str) -> Release:
     """A managed environment by name (it must be set up), or an interpreter by path."""
     from ..envs import resolve_interpreter
     python, env = resolve_interpreter(name)
-    probe = subprocess.run([python, "-c", "import tvm; print(tvm.__version__)"], capture_output=True, text=True,
-                           env=script_environment(env), timeout=300)
+    return Release(name, python, env, _tvm_version(name, python, env))
+
+
+def _tvm_version(name: str, python: str, env: dict) -> str:
+    try:
+        probe = subprocess.run([python, "-c", "import tvm; print(tvm.__version__)"], capture_output=True, text=True,
+                               env=script_environment(env), timeout=300)
+    except OSError as exc:
+        raise HirfuzzError(f"--versions {name}: cannot run {python}: {exc.strerror}") from None
     if probe.returncode != 0:
         last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
         raise HirfuzzError(f"--versions {name}: {python} cannot import TVM ({last})")
-    return Release(name, python, env, probe.stdout.strip().splitlines()[-1])
+    return probe.stdout.strip().splitlines()[-1]
+
+
+def ready_environments(dialect: str) -> list[str]:
+    """The names of the managed environments of `dialect` that are set up."""
+    from ..envs import State, environment_dir, load_environments, read_marker
+    return [name for name, spec in load_environments().items()
+            if dialect in spec.dialects and read_marker(spec, environment_dir(name))[0] is State.READY]
 
 
 def ready_releases(dialect: str) -> list[Release]:
     """Every managed environment of `dialect` that is set up, oldest release first."""
-    from ..envs import State, environment_dir, load_environments, read_marker
+    return sorted((release_of(name) for name in ready_environments(dialect)), key=lambda r: version_key(r.version))
+
+
+def campaign_releases(names: list[str] | None, dialect: str, own_python: str | None,
+                      own_version: str) -> list[Release]:
+    """The releases a campaign's confirmed findings are also tried under: those named
+    (--versions), or else every set-up environment of its dialect; less the campaign's own
+    TVM, whose verdict its check gave already. A name that is no TVM is an error."""
+    from ..envs import resolve_interpreter
+    own = Path(own_python or sys.executable).absolute()
     found = []
-    for name, spec in load_environments().items():
-        if dialect in spec.dialects and read_marker(spec, environment_dir(name))[0] is State.READY:
-            found.append(release_of(name))
+    for name in ready_environments(dialect) if names is None else names:
+        python, env = resolve_interpreter(name)
+        if Path(python).absolute() == own:  # the campaign's own interpreter: no need to ask
+            continue
+        release = Release(name, python, env, _tvm_version(name, python, env))
+        if release.version != own_version:
+            found.append(release)
     return sorted(found, key=lambda r: version_key(r.version))
 
 
@@ -76,10 +104,14 @@ def verdict_under(folder: Path, finding: Finding, release: Release, timeout_s: f
     return Verdict.PASSES if passed else Verdict.FAILS_OTHERWISE
 
 
-def try_releases(folder: Path, finding: Finding, releases: list[Release], timeout_s: float) -> dict[str, str]:
-    """TVM version -> verdict, oldest release first."""
-    ordered = sorted(releases, key=lambda r: version_key(r.version))
-    return {r.version: verdict_under(folder, finding, r, timeout_s).value for r in ordered}
+def try_releases(folder: Path, finding: Finding, releases: list[Release], timeout_s: float,
+                 own_version: str | None = None) -> dict[str, str]:
+    """TVM version -> verdict, oldest release first; `own_version`, where given, is the
+    campaign's TVM, on which the finding was confirmed (fails alike, run no more)."""
+    verdicts = {r.version: verdict_under(folder, finding, r, timeout_s).value for r in releases}
+    if own_version:
+        verdicts[own_version] = Verdict.FAILS_ALIKE.value
+    return {v: verdicts[v] for v in sorted(verdicts, key=version_key)}
 
 
 def regression_since(versions: dict[str, str]) -> str | None:
