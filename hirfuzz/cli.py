@@ -119,6 +119,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="findings to count but not file again: a text file of signatures (one a line, # "
                         "comments) or an earlier campaign's --out folder; summary.json counts their hits "
                         "(known_hits), so a nightly campaign reports only what is new")
+    p.add_argument("--baseline", metavar="PYTHON|ENV",
+                   help="the TVM your build started from (an interpreter or a managed environment): each "
+                        "confirmed finding's repro.py also runs there, and those that pass there are new in "
+                        "your build (finding.json's new_in_build; they head report.md and the summary)")
     p.add_argument("--versions", metavar="ENV,ENV|none", type=_names_or_none,
                    help="also run each confirmed finding's repro.py under these TVMs (managed environments or "
                         "interpreters), to date a regression (finding.json's versions and regression_since; "
@@ -223,7 +227,7 @@ def run(argv=None) -> int:
                         tvm_python=tvm_python, tvm_env=tvm_env,
                         cross_dialect=cross, cross_python=cross_python, cross_env=cross_env,
                         known=str(Path(args.known).absolute()) if args.known else None,
-                        versions=args.versions,
+                        versions=args.versions, baseline=args.baseline,
                         ray=args.ray, tvm_managed=tvm_managed, cross_managed=cross_managed,
                         direct=not args.no_direct)
     campaign = Campaign(settings, specs, progress=not args.no_progress)

@@ -40,7 +40,7 @@ from .supply import CaseSupply
 from .tallies import Counters, Tallies
 from .timings import case_timings
 from .userpasses import check_user_passes
-from .versions import campaign_releases
+from .versions import baseline_of, campaign_releases
 
 # Counters and Settings: where tests and tools import them from; the last two: for cli.py
 __all__ = ["Campaign", "Counters", "Settings", "format_summary", "stop_note"]
@@ -93,6 +93,7 @@ class Campaign:
         self.stopped_by: signal.Signals | None = None  # the signal that stopped the campaign
         self.probes = []  # what probing the passes found (core.probe.PassProbe)
         self.releases = []  # the other TVM releases confirmed findings are tried under (versions.py)
+        self.baseline = None  # --baseline's TVM (versions.Release)
 
     @property
     def counters(self) -> Counters:
@@ -109,7 +110,8 @@ class Campaign:
             classify=self.judging.classify, tvm_version=lambda: self.pool.tvm_version,
             installation=lambda: self.pool.installation, say=self.screen.say,
             rename_finding=self.tables.rename_finding, file_finding=self.tables.file_finding,
-            record=self.tables.file_found, releases=lambda: self.releases)
+            record=self.tables.file_found, releases=lambda: self.releases,
+            baseline=lambda: self.baseline)
 
     def _cross_reduction_host(self) -> ReductionHost:
         """The second IR's findings are finished in its own TVM, with its own cases."""
@@ -117,7 +119,8 @@ class Campaign:
         return replace(self._reduction_host(), settings=side.settings, specs=side.specs, info=side.info,
                        catalog=side.maker.catalog, make_case=side.maker.make_case, classify=side.judge.classify,
                        tvm_version=lambda: self.pool.installation_of(side.info.name).get("tvm"),
-                       installation=lambda: self.pool.installation_of(side.info.name), releases=lambda: [])
+                       installation=lambda: self.pool.installation_of(side.info.name), releases=lambda: [],
+                       baseline=lambda: None)
 
     def labels(self) -> tuple[str, str]:
         """How messages name the two IRs of a cross-IR campaign, with their TVMs."""
@@ -163,6 +166,7 @@ class Campaign:
         try:
             self.check_installation()
             self.releases = campaign_releases(self.s.versions, self.s.dialect, self.s.tvm_python, self.pool.tvm_version)
+            self.baseline = baseline_of(self.s.baseline) if self.s.baseline else None
             check_user_passes(self.pool.idle(self.s.dialect)[0], self.catalog, self.s.timeout_s)
             self.phases.enter(Phase.PROBE)
             self.probe_passes()

@@ -41,7 +41,7 @@ from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats
 from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
 from .triage import classify_finding
 from .verify import ReproOutcome
-from .versions import regression_since, try_releases, versions_sentence
+from .versions import Verdict, regression_since, try_releases, verdict_under, versions_sentence
 
 if TYPE_CHECKING:
     from .cases import Case
@@ -314,8 +314,8 @@ class Reduction:
             folder, outcome = self.verify_violation(job, finding, files, self.scripts.violation_scripts(case, finding))
         elif folder == "findings" and self.s.verify:
             folder, outcome = self.verify(job, finding, files)
-        if folder == "findings" and finding.confirmed and host.releases():
-            self.date(job, finding, files, host.releases())
+        if folder == "findings" and finding.confirmed and (host.releases() or host.baseline()):
+            self.date(job, finding, files)
         files["bug-report.md"] = bug_report(finding.to_json(), files[REPRO], outcome, host.installation(),
                                             describe_config(case.configs[-1]), host.info, case.graph,
                                             (case.lowering or {}).get("plan"))
@@ -367,22 +367,36 @@ class Reduction:
             f"\n--- {HARNESS}:\n{outcome.harness_output}" if outcome.harness_output else "")
         return ("findings" if outcome.reproduced else "unconfirmed"), outcome
 
-    def date(self, job: Job, finding: Finding, files: dict, releases: list):
+    def date(self, job: Job, finding: Finding, files: dict):
         """Version triage: the confirmed finding's repro.py run unchanged under the other TVM
-        releases (versions.py), here, as the user will run it; a regression since a release
-        is said on screen and heads the report."""
+        releases and under --baseline (versions.py), here, as the user will run it. A
+        regression since a release, and a finding new in the build under test, are said on
+        screen and head the report."""
+        releases, baseline = self.host.releases(), self.host.baseline()
         staging = save_folder(self.host.out / ".staging", f"{job.key}-versions", files)
         t0 = time.monotonic()
+        limit = max(self.s.timeout_s, 60)
         try:
-            versions = try_releases(staging, finding, releases, max(self.s.timeout_s, 60), self.host.tvm_version())
+            versions = try_releases(staging, finding, releases, limit, self.host.tvm_version()) if releases else None
+            on_baseline = verdict_under(staging, finding, baseline, limit) if baseline else None
         finally:
             shutil.rmtree(staging, ignore_errors=True)
         with self.host.lock:
             self.host.counters.verify_s += time.monotonic() - t0
-        since = regression_since(versions)
-        finding.extra["versions"], finding.extra["regression_since"] = versions, since
-        if since:
-            self.host.say(f"the {finding.kind} of case {finding.case} is a regression: {versions_sentence(versions)}")
+        if versions is not None:
+            since = regression_since(versions)
+            finding.extra["versions"], finding.extra["regression_since"] = versions, since
+            if since:
+                self.host.say(f"the {finding.kind} of case {finding.case} is a regression: {versions_sentence(versions)}")
+        if on_baseline is not None:
+            finding.extra["baseline"] = {"python": baseline.python, "tvm": baseline.version,
+                                         "verdict": on_baseline.value}
+            # only a script that runs clean on the baseline shows the build under test broke
+            # it; one that fails otherwise there says nothing either way
+            finding.extra["new_in_build"] = on_baseline is Verdict.PASSES
+            if on_baseline is Verdict.PASSES:
+                self.host.say(f"the {finding.kind} of case {finding.case} is new in your build: "
+                              f"its repro.py passes on the baseline ({baseline.name})")
 
     def verify_violation(self, job: Job, finding: Finding, files: dict, scripts: list) -> tuple[str, ReproOutcome]:
         """Confirm a disruptive finding on the first of its short scripts (`scripts`:

@@ -43,3 +43,4 @@ class ReductionHost:
     # the other TVM releases a confirmed finding's repro.py is tried under (versions.py),
     # known once the workers have said which TVM the campaign's is
     releases: Callable[[], list] = field(default=lambda: [])
+    baseline: Callable[[], object] = field(default=lambda: None)  # --baseline's versions.Release, or None

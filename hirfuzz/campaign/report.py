@@ -183,10 +183,13 @@ VERSIONS_HEADING = "**TVM releases:**"
 def versions_lines(finding: dict) -> list[str]:
     """The line that dates the bug (its repro.py run under other releases: versions.py),
     where it was tried under more than the campaign's TVM."""
-    versions = finding.get("extra", {}).get("versions") or {}
-    if len(versions) < 2:
-        return []
-    return [f"{VERSIONS_HEADING} {versions_sentence(versions)}", ""]
+    extra = finding.get("extra", {})
+    versions, baseline = extra.get("versions") or {}, extra.get("baseline")
+    lines = [f"{VERSIONS_HEADING} {versions_sentence(versions)}", ""] if len(versions) >= 2 else []
+    if baseline:
+        verdict = "new in the build under test" if extra.get("new_in_build") else "not new in the build under test"
+        lines += [f"**Baseline:** {baseline['verdict']} on TVM {baseline['tvm']} ({baseline['python']}): {verdict}.", ""]
+    return lines
 
 
 def with_versions_line(report: str, finding: dict) -> str:
@@ -308,8 +311,26 @@ def _regressions_section(out: Path, findings: list[dict]) -> list[str]:
     lines = [f"## Regressions ({len(regressions)})", "", "| since | title | reproducer |", "|---|---|---|"]
     for f in sorted(regressions, key=lambda f: version_key(f["regression_since"]), reverse=True):
         rel = _relative(out, f["path"])
-        title_cell = _report_title(out, f)[:160].replace("|", "\\|")
+        title_cell = _table_cell(_report_title(out, f))
         lines.append(f"| {f['regression_since']} | {title_cell} | [{rel}/repro.py]({rel}/repro.py) |")
+    return lines + [""]
+
+
+def _table_cell(text: str) -> str:
+    """Text for a cell of a markdown table: 160 characters at most, its bars escaped."""
+    return text[:160].replace("|", "\\|")
+
+
+def _new_in_build_section(out: Path, findings: list[dict]) -> list[str]:
+    """Findings whose repro.py passes on --baseline: what the pass developer's change broke."""
+    new = [f for f in findings if f.get("new_in_build")]
+    if not new:
+        return []
+    lines = [f"## New in your build ({len(new)} of {len(findings)}: their repro.py passes on --baseline)", "",
+             "| title | reproducer |", "|---|---|"]
+    for f in new:
+        rel = _relative(out, f["path"])
+        lines.append(f"| {_table_cell(_report_title(out, f))} | [{rel}/repro.py]({rel}/repro.py) |")
     return lines + [""]
 
 
@@ -339,7 +360,7 @@ def _findings_section(out: Path, findings: list[dict]) -> list[str]:
         for f, triage in items:
             rel = _relative(out, f["path"])
             cells = [_report_title(out, f), triage["evidence"]]
-            cells = [c[:160].replace("|", "\\|") for c in cells]
+            cells = [_table_cell(c) for c in cells]
             lines.append(f"| {f['hits']} | {f.get('ops', '')} | {cells[0]} | {cells[1]} | [{rel}/repro.py]({rel}/repro.py) |")
         lines.append("")
     return lines
@@ -416,7 +437,7 @@ def campaign_report(out: Path, summary: dict) -> str:
         f"- hirfuzz's own share of wall time: {100 * summary['overhead_share']:.1f}%; "
         f"worker restarts {summary['worker_restarts']}" + _out_of_memory(summary.get("out_of_memory")),
         "",
-    ] + _regressions_section(out, summary["findings"]) + _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + \
+    ] + _new_in_build_section(out, summary["findings"]) + _regressions_section(out, summary["findings"]) + _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + \
         _probe_section(summary.get("probe")) + [
         "## Findings",
         "",

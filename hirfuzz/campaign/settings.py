@@ -42,6 +42,9 @@ class Settings:
     # --versions: the TVMs (managed environments or interpreters) each confirmed finding's
     # repro.py is also run under, to date a regression; None: every set-up environment of the dialect
     versions: list[str] | None = None
+    # --baseline: the TVM a pass developer's build started from (a managed environment or an
+    # interpreter); a confirmed finding whose repro.py passes there is new in the build under test
+    baseline: str | None = None
     ray: str | None = None                 # --ray: the cluster's address ("local": start one here)
     tvm_managed: str | None = None         # the managed environment --tvm-python names, made on each Ray node
     cross_managed: str | None = None       # likewise for the second IR

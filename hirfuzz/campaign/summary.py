@@ -145,7 +145,7 @@ def finding_row(f: Finding) -> dict:
             "path": f.path, "hits": f.hits, "message": f.message, "ops": f.extra.get("ops"),
             "reduced_from": f.extra.get("reduced_from"), "reason": f.extra.get("unconfirmed_reason"),
             "triage": f.extra.get("triage"), "reproducer": f.extra.get("reproducer"),
-            "regression_since": f.extra.get("regression_since")}
+            "regression_since": f.extra.get("regression_since"), "new_in_build": f.extra.get("new_in_build")}
 
 
 def _cross_summary(view: CampaignView) -> dict:
@@ -189,8 +189,13 @@ def format_summary(data: dict, out: str) -> str:
     if cross:
         outcomes = ", ".join(f"{n} {k}" for k, n in cross["outcomes"].items())
         lines.insert(1, f"cross-IR: the same cases in {cross['dialect']} on TVM {cross['tvm']}: {outcomes}")
-    for f in data["findings"]:
+    new = [f for f in data["findings"] if f.get("new_in_build")]
+    if any(f.get("new_in_build") is not None for f in data["findings"]):
+        lines.append(f"new in your build (their repro.py passes on --baseline): {len(new)} of "
+                     f"{len(data['findings'])}")
+    for f in new + [f for f in data["findings"] if not f.get("new_in_build")]:
         size = f" [{f['reduced_from']} -> {f['ops']} ops]" if f.get("reduced_from") else ""
+        size = (" [new in your build]" if f.get("new_in_build") else "") + size
         lines.append(f"  [{f['kind']}] x{f['hits']}{size} {f['message'][:150]}")
         lines.append(f"      {os.path.join(out, f['path'], 'repro.py')}")
     if data.get("known_hits"):

@@ -43,15 +43,25 @@ def release_of(name: str) -> Release:
     return Release(name, python, env, _tvm_version(name, python, env))
 
 
-def _tvm_version(name: str, python: str, env: dict) -> str:
+def baseline_of(name: str) -> Release:
+    """--baseline: the TVM a pass developer's build started from, with an environment of its
+    own: the campaign's PYTHONPATH, which may put the build under test first, is not passed
+    on (a managed environment clears it too)."""
+    from ..envs import resolve_interpreter
+    python, env = resolve_interpreter(name)
+    env = {"PYTHONPATH": "", **env}
+    return Release(name, python, env, _tvm_version(name, python, env, "--baseline"))
+
+
+def _tvm_version(name: str, python: str, env: dict, option: str = "--versions") -> str:
     try:
         probe = subprocess.run([python, "-c", "import tvm; print(tvm.__version__)"], capture_output=True, text=True,
                                env=script_environment(env), timeout=300)
     except OSError as exc:
-        raise HirfuzzError(f"--versions {name}: cannot run {python}: {exc.strerror}") from None
+        raise HirfuzzError(f"{option} {name}: cannot run {python}: {exc.strerror}") from None
     if probe.returncode != 0:
         last = (probe.stderr.strip().splitlines() or ["no output"])[-1]
-        raise HirfuzzError(f"--versions {name}: {python} cannot import TVM ({last})")
+        raise HirfuzzError(f"{option} {name}: {python} cannot import TVM ({last})")
     return probe.stdout.strip().splitlines()[-1]
 
 

@@ -92,12 +92,15 @@ def test_a_campaign_with_no_other_release_set_up_tries_none(tmp_path):
     assert "TVM releases" not in (finding.parent / "bug-report.md").read_text()
 
 
-def test_a_campaign_names_a_release_it_cannot_use_before_any_case(tmp_path):
+@pytest.mark.parametrize("option, value, said", [
+    ("--versions", "relax-0.25", "the relax-0.25 environment is not set up: run `python -m hirfuzz setup relax-0.25`"),
+    ("--baseline", "/no/such/python", "--baseline /no/such/python: cannot run /no/such/python: No such file or directory"),
+])
+def test_a_campaign_names_a_tvm_it_cannot_use_before_any_case(tmp_path, option, value, said):
     proc = hirfuzz(tmp_path, "--iterations", "1", "--ops", "2", "--jobs", "1", "--no-progress", "--out", "out",
-                   "--versions", "relax-0.25", env={**os.environ, "HIRFUZZ_HOME": str(tmp_path / "home")})
+                   option, value, env={**os.environ, "HIRFUZZ_HOME": str(tmp_path / "home")})
     assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
-    assert proc.stderr.strip().splitlines() == [
-        "hirfuzz: error: the relax-0.25 environment is not set up: run `python -m hirfuzz setup relax-0.25`"]
+    assert proc.stderr.strip().splitlines() == [f"hirfuzz: error: {said}"]
 
 
 def test_replay_versions_names_a_tvm_it_cannot_use(tmp_path):
@@ -125,3 +128,59 @@ def test_a_real_regression_is_dated_on_real_releases(tmp_path):
     extra = json.loads((folder / "finding.json").read_text())["extra"]
     assert extra["regression_since"] == "0.26.0"
     assert extra["versions"]["0.25.0.post1"] == "passes" and extra["versions"]["0.26.0"] == "fails alike"
+
+
+def patched_tvm(folder: Path) -> Path:
+    """A pass developer's build, as PYTHONPATH finds it: the installed TVM with one change,
+    Relax's `add` legalised as a subtraction (relax/transform/legalize_ops/binary.py). Every
+    other file is a link to the installed one."""
+    import tvm
+    installed = Path(tvm.__file__).parent
+    changed = Path("relax/transform/legalize_ops/binary.py")
+    on_the_way = {installed / parent for parent in changed.parents}
+
+    def mirror(source: Path, target: Path):
+        target.mkdir(parents=True)
+        for entry in source.iterdir():
+            if entry in on_the_way:
+                mirror(entry, target / entry.name)
+            elif entry != installed / changed:
+                (target / entry.name).symlink_to(entry)
+
+    mirror(installed, folder / "tvm")
+    text = (installed / changed).read_text()
+    line = 'register_legalize("relax.add", _binary(topi.add))'
+    assert line in text
+    (folder / "tvm" / changed).write_text(text.replace(line, line.replace("topi.add", "topi.subtract")))
+    return folder
+
+
+def test_baseline_marks_a_finding_only_the_build_under_test_has_as_new(tmp_path):
+    """--baseline, as a pass developer uses it: the build under test (this TVM with `add`
+    legalised wrongly, first on PYTHONPATH) gives wrong results for `add`; its repro.py
+    passes on the baseline (the TVM installed, named by its interpreter): new in the build.
+    The planted bool `add` crash fails alike on the baseline: not new."""
+    build = patched_tvm(tmp_path / "build")
+    env = {**os.environ, "PYTHONPATH": str(build)}
+    proc = hirfuzz(tmp_path, "--only-ops", "add", "--dtypes", "float32", "--iterations", "2", "--ops", "2",
+                   "--jobs", "1", "--no-progress", "--out", "new", "--baseline", sys.executable, "--versions", "none",
+                   env=env)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "new" / "summary.json").read_text())
+    wrong = [f for f in summary["findings"] if f["kind"] == "wrong-result"]
+    assert wrong and all(f["new_in_build"] for f in wrong), summary["findings"]
+    finding = json.loads((tmp_path / "new" / wrong[0]["path"] / "finding.json").read_text())
+    assert finding["confirmed"] and finding["extra"]["baseline"]["verdict"] == "passes"
+    assert "**Baseline:** passes on TVM" in (tmp_path / "new" / wrong[0]["path"] / "bug-report.md").read_text()
+    report = (tmp_path / "new" / "report.md").read_text()
+    assert report.index("## New in your build") < report.index("## Findings")
+    assert "new in your build (their repro.py passes on --baseline): " in proc.stdout
+
+    specs = planted_specs(tmp_path / "specs")
+    proc = hirfuzz(tmp_path, "--specs", specs, "--iterations", "1", "--ops", "2", "--jobs", "1", "--no-progress",
+                   "--out", "old", "--baseline", sys.executable, "--versions", "none")
+    assert proc.returncode == 0, proc.stderr
+    [row] = json.loads((tmp_path / "old" / "summary.json").read_text())["findings"]
+    assert row["new_in_build"] is False
+    assert "New in your build" not in (tmp_path / "old" / "report.md").read_text()
+    assert "new in your build (their repro.py passes on --baseline): 0 of 1" in proc.stdout
