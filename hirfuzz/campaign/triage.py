@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import Enum
 
 from ..core.finding import Finding
+from .oracles import Component
 from .titles import message_error
 
 
@@ -15,13 +16,6 @@ class TriageClass(str, Enum):
     POOR_DIAGNOSTIC = "poor diagnostic"
     SILENT_ACCEPTANCE = "silent acceptance"
     DOCUMENTED_LIMITATION = "documented limitation"
-
-
-class Component(str, Enum):
-    PASS = "pass"
-    OPERATOR = "operator"
-    CODEGEN = "codegen"
-    VM = "VM"
 
 
 # a build that fails in these parts of TVM fails on an operator's own lowering, not on codegen
