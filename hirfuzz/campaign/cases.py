@@ -27,7 +27,7 @@ from ..core.plan import Knobs, LoweringPlan, plan_lowering
 from ..core.violations import draw_inputs as draw_violation_inputs, generate_violation, violation_plan
 from ..errors import HirfuzzError
 from ..protocol import encode_array, make_config
-from .oracles import ORACLES, Oracle
+from .oracles import ORACLE_FIELD, ORACLES, Oracle
 
 if TYPE_CHECKING:
     from .coordinator import Settings
@@ -164,8 +164,9 @@ class CaseMaker:
         rng = self.case_rng(index, Stream.CONFIGS)
         return [config for oracle in ORACLES.values() for config in oracle.case_configs(self, rng, lowering)]
 
-    def config(self, executor: str, target: str, **kw) -> dict:
-        return make_config(executor, target, dialect=self.s.dialect, **kw)
+    def config(self, executor: str, target: str, oracle: Oracle, **kw) -> dict:
+        """A configuration of the campaign's dialect, naming the oracle that judges it."""
+        return {**make_config(executor, target, dialect=self.s.dialect, **kw), ORACLE_FIELD: oracle.value}
 
     def make_disruptive_case(self, index: int, graph: Graph | None, disruption: dict | None) -> Case:
         """A valid graph (none for even cases: single-node, as HIRGen did) plus one violation."""

@@ -29,6 +29,7 @@ from ..core.passes import parse_sequence
 from ..core.probe import (Direction, Outcome, PassProbe, Program, SiteKind, SiteResult, fanout_programs,
                           feature_programs, op_programs, pair_programs)
 from ..protocol import make_config
+from .oracles import Oracle
 from .outdir import write_atomic
 from .sandbox import Death
 
@@ -196,8 +197,8 @@ class Prober:
                 seen.add(pattern)
                 chosen.append((program, result))
         maker, base, target = self.c.maker, self.c.info.baseline, self.c.s.targets[0]
-        configs = [maker.config(base, target), maker.config(base, target, passes=seq,
-                                                            opt_level=max(self.c.info.pass_opt_levels))]
+        configs = [maker.config(base, target, Oracle.REFERENCE),
+                   maker.config(base, target, Oracle.PASS_ORDER, passes=seq, opt_level=max(self.c.info.pass_opt_levels))]
         worker = self.c.pool.idle(self.c.s.dialect)[0]
         for i, (program, result) in enumerate(chosen):
             lowering = {"plan": program.plan} if program.plan else {}
@@ -206,7 +207,7 @@ class Prober:
                 continue
             outcome = self.c.judging.classify(case, worker.run_one(case.request, self.c.s.timeout_s))
             finding = outcome.finding
-            if finding is not None and finding.oracle == "pass-order":
+            if finding is not None and finding.oracle == Oracle.PASS_ORDER:
                 last = max(j for j, o in enumerate(result.outcomes) if o is Outcome.CHANGED)
                 result.outcomes[last] = Outcome.ALTERED
                 result.detail = finding.message[:300]

@@ -35,7 +35,7 @@ from .report import bug_report
 from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
 from ..protocol import decode_array, describe_config
-from .judge import AGAINST_BASELINE, Oracle
+from .oracles import AGAINST_BASELINE, ORACLES, Oracle
 from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats
 from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
 from .triage import classify_finding
@@ -483,7 +483,7 @@ class Reduction:
         of its own, recorded as the campaign records any; this one keeps its passes, its
         stage and its exception (a half-renamed finding is checked against a script that
         fails as the other one does, and is lost to unconfirmed/)."""
-        alone = {**config, "passes": []}
+        alone = ORACLES[Oracle.PASS_ORDER].without_passes(config)
         without = self.variant(case, configs=[case.configs[0], alone])
         found = self.finding_of(without)
         if found is None:

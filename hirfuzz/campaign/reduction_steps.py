@@ -30,7 +30,7 @@ from ..core.finding import Finding
 from ..core.passes import minimise_sequence
 from ..core.plan import LoweringPlan
 from ..core.reduce import reduce_graph
-from .judge import AGAINST_BASELINE, Oracle
+from .oracles import AGAINST_BASELINE, ORACLES, Oracle
 
 if TYPE_CHECKING:
     from .cases import Case
@@ -118,7 +118,7 @@ class DropPasses(Step):
         config = case.configs[-1]
         if not reduction.fails_without_passes(case, finding, config):
             return case
-        return _under(reduction, case, {**config, "passes": []}, finding)
+        return _under(reduction, case, ORACLES[Oracle.PASS_ORDER].without_passes(config), finding)
 
 
 class MinimisePasses(Step):

@@ -3,8 +3,8 @@
 An oracle is a class on `OracleDefinition` (base.py), one instance of it registered in
 `ORACLES` below. It provides:
 
-- `name`: its `Oracle` (the value finding.json, summary.json and a configuration's
-  "oracle" field spell it with);
+- `name`: its `Oracle` (the value finding.json and summary.json spell it with, and the
+  `ORACLE_FIELD` of each configuration it judges: `oracle_of`);
 - `case_configs(maker, rng, lowering)`: the configurations it adds to a strict case (a
   case's configurations come in the order of `ORACLES`, the baseline first);
 - how it judges its configuration's reply: `compared_outputs` (which outputs meet the
@@ -24,7 +24,7 @@ the defaults), then register it: its name in `base.Oracle` and its instance in `
 """
 from __future__ import annotations
 
-from .base import Component, Oracle, OracleDefinition
+from .base import ORACLE_FIELD, Component, Oracle, OracleDefinition
 from .crash import CrashOracle
 from .cross_ir import CrossIROracle
 from .disruptive import DisruptiveOracle
@@ -57,11 +57,15 @@ def definition(oracle: Oracle | str) -> OracleDefinition:
 
 def oracle_of(config: dict) -> Oracle:
     """The oracle that judges a configuration other than the baseline (whose results are
-    checked against the reference: `Judge.baseline`): what sets it apart from the baseline
-    (a mutant, a pass sequence, or another executor or target)."""
+    checked against the reference: `Judge.baseline`): the one it names. A configuration
+    from before configurations named theirs (an older campaign's case.json) is judged as
+    then, by what sets it apart from the baseline (a mutant, a pass sequence, or another
+    executor or target)."""
+    if ORACLE_FIELD in config:
+        return Oracle(config[ORACLE_FIELD])
     if config.get("module"):
         return Oracle.MUTATION
     return Oracle.PASS_ORDER if config["passes"] else Oracle.EXECUTOR
 
 
-__all__ = ["AGAINST_BASELINE", "Component", "ORACLES", "Oracle", "OracleDefinition", "definition", "oracle_of"]
+__all__ = ["AGAINST_BASELINE", "Component", "ORACLE_FIELD", "ORACLES", "Oracle", "OracleDefinition", "definition", "oracle_of"]

@@ -31,6 +31,11 @@ class Oracle(str, Enum):
     CROSS_IR = "cross-ir"      # a cross-IR campaign's second IR, in its own TVM (campaign.cross)
 
 
+# the field of a configuration (a dict) that names the oracle judging it, set where
+# configurations are made (cases.CaseMaker.config)
+ORACLE_FIELD = "oracle"
+
+
 class Component(str, Enum):
     """The part of TVM a finding points at (triage.classify_finding)."""
     PASS = "pass"

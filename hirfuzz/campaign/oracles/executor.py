@@ -12,8 +12,8 @@ class ExecutorOracle(OracleDefinition):
 
     def case_configs(self, maker, rng, lowering):
         base, first = maker.info.baseline, maker.s.targets[0]
-        return ([maker.config(e, first) for e in maker.s.executors if e != base]
-                + [maker.config(base, t) for t in maker.s.targets[1:]])
+        return ([maker.config(e, first, self.name) for e in maker.s.executors if e != base]
+                + [maker.config(base, t, self.name) for t in maker.s.targets[1:]])
 
     def wrong_result_component(self, finding: Finding) -> tuple[Component, str]:
         return Component.CODEGEN, "the baseline build agrees with NumPy; another executor or target does not"

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...core.finding import Finding
 from ...core.passes import draw_sequence
-from .base import Component, Oracle, OracleDefinition
+from .base import ORACLE_FIELD, Component, Oracle, OracleDefinition
 
 
 class PassOrderOracle(OracleDefinition):
@@ -21,7 +21,7 @@ class PassOrderOracle(OracleDefinition):
         if not seq:
             return []
         levels = maker.info.pass_opt_levels
-        return [maker.config(maker.info.baseline, maker.s.targets[0], passes=seq,
+        return [maker.config(maker.info.baseline, maker.s.targets[0], self.name, passes=seq,
                              opt_level=levels[int(rng.integers(len(levels)))])]
 
     def wrong_result_key(self, config: dict, where: str) -> str:
@@ -33,8 +33,8 @@ class PassOrderOracle(OracleDefinition):
         return "|".join(signature.split("|")[:3] + [",".join(step["name"] for step in passes)])
 
     def without_passes(self, config: dict) -> dict:
-        """Its configuration with no pass at all: the executor's, at that opt level."""
-        return {**config, "passes": []}
+        """Its configuration with no pass at all: the executor oracle's, at that opt level."""
+        return {**config, "passes": [], ORACLE_FIELD: Oracle.EXECUTOR.value}
 
     def wrong_result_component(self, finding: Finding) -> tuple[Component, str]:
         return Component.PASS, (f"the program without passes agrees with NumPy; after {finding.extra.get('passes')} "

@@ -15,7 +15,7 @@ class ReferenceOracle(OracleDefinition):
         baseline is the cross-IR oracle's)."""
         if maker.baseline_oracle is not self.name:
             return []
-        return [maker.config(maker.info.baseline, maker.s.targets[0])]
+        return [maker.config(maker.info.baseline, maker.s.targets[0], self.name)]
 
     def wrong_result_key(self, config: dict, where: str) -> str:
         return f"{config['target']}|{where}"
