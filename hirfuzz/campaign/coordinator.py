@@ -26,7 +26,9 @@ from ..errors import HirfuzzError
 from . import DEFAULT_MUTATIONS, DEFAULT_OPS
 from .cases import Case, CaseMaker
 from .cross import compare_sides, ir_label, open_cross_side, settle
-from .judge import Judge, Oracle, Outcome, Status
+from .judge import Judge
+from .oracles import Oracle
+from .outcome import Outcome, Status
 from .known import KnownFindings, load_known
 from .outdir import FIXED_SETTINGS, OutDir, OutputError, save_folder, write_atomic
 from .probe import Prober, direction_of

@@ -25,7 +25,9 @@ from ..core.spec import load_specs
 from ..dialects import DialectInfo, dialect_info
 from ..protocol import decode_array
 from .cases import Case, CaseMaker
-from .judge import Judge, Oracle, Outcome, Status
+from .judge import Judge
+from .oracles import Oracle
+from .outcome import Outcome, Status
 from .sandbox import Death
 
 if TYPE_CHECKING:

@@ -15,11 +15,9 @@ from ..dialects.base import ILL_FORMED_STAGE
 from ..core.oracle import Approximation, compare_results
 from ..protocol import decode_array
 from .cases import Case
-from .oracles import AGAINST_BASELINE, ORACLES, Oracle, definition, oracle_of
+from .oracles import ORACLES, Oracle, definition, oracle_of
 from .outcome import Outcome, Status
 from .sandbox import Death, memory_evidence, short_of_room
-
-__all__ = ["AGAINST_BASELINE", "Judge", "Oracle", "Outcome", "Status", "oracle_of"]
 
 
 class Judge:

@@ -35,7 +35,7 @@ from .report import bug_report
 from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
 from ..protocol import decode_array, describe_config
-from .oracles import AGAINST_BASELINE, ORACLES, Oracle
+from .oracles import ORACLES, Oracle, definition
 from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats
 from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
 from .triage import classify_finding
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from ..dialects import DialectInfo
     from .cases import Case
     from .coordinator import Counters, Settings
-    from .judge import Outcome
+    from .outcome import Outcome
     from .outdir import OutDir
 
 PENDING = "pending"
@@ -271,13 +271,13 @@ def same_signature(found: str, signature: str, oracle_may_change: bool = False) 
     return _crash_parts(found, oracle_may_change) == _crash_parts(signature, oracle_may_change)
 
 
-# the oracles that prefix their crashes' signatures (judge.Judge._prefix: the crash oracle's have none)
-_PREFIXES = {o.value for o in Oracle} - {Oracle.CRASH.value}
+# what the oracles' crash signatures start with (the crash oracle's start with nothing)
+_PREFIXES = {oracle.crash_prefix() for oracle in ORACLES.values()} - {""}
 
 
 def _crash_parts(signature: str, without_oracle: bool) -> list[str]:
     head, _, rest = signature.partition("|")
-    if without_oracle and head in _PREFIXES:
+    if without_oracle and f"{head}|" in _PREFIXES:
         signature = rest
     return signature.split("|", 4)  # the message, last, may hold a "|" itself
 
@@ -353,8 +353,9 @@ class Reduction:
         it as a hit where a finding is already saved, known or pending under the new signature."""
         host, finding = self.host, job.finding
         signature = finding.signature
-        if finding.kind == "wrong-result" and finding.oracle == Oracle.PASS_ORDER and passes:
-            signature = "|".join(signature.split("|")[:3] + [",".join(step["name"] for step in passes)])
+        oracle = definition(finding.oracle)
+        if finding.kind == "wrong-result" and oracle.narrows_passes and passes:
+            signature = oracle.minimal_signature(signature, passes)
         if signature == job.signature:
             return False
         with host.lock:
@@ -517,5 +518,5 @@ class Reduction:
         config = first.extra.get("config")
         if first.stage == "worker" or config is None:
             return self.variant(original, configs=isolated.configs)
-        configs = [original.configs[0], config] if first.oracle in AGAINST_BASELINE else [config]
+        configs = [original.configs[0], config] if definition(first.oracle).against_baseline else [config]
         return self.variant(original, configs=configs)

@@ -45,10 +45,6 @@ ORACLES: dict[Oracle, OracleDefinition] = {o.name: o for o in (
     DisruptiveOracle(),
 )}
 
-# the oracles that judge a configuration against the baseline's run: a reproducer of
-# their findings builds both
-AGAINST_BASELINE = tuple(name for name, oracle in ORACLES.items() if oracle.against_baseline)
-
 
 def definition(oracle: Oracle | str) -> OracleDefinition:
     """The registered oracle of a name (an `Oracle`, or its value as a finding holds it)."""
@@ -68,4 +64,4 @@ def oracle_of(config: dict) -> Oracle:
     return Oracle.PASS_ORDER if config["passes"] else Oracle.EXECUTOR
 
 
-__all__ = ["AGAINST_BASELINE", "Component", "ORACLE_FIELD", "ORACLES", "Oracle", "OracleDefinition", "definition", "oracle_of"]
+__all__ = ["Component", "ORACLE_FIELD", "ORACLES", "Oracle", "OracleDefinition", "definition", "oracle_of"]
