@@ -35,7 +35,7 @@ class Judge:
         # its answer (a mutant's wrong result is keyed on them); read here, never written
         self._mutators = mutators
         self.baseline = baseline
-        self.crash_oracle = Oracle.CRASH if baseline is Oracle.REFERENCE else baseline
+        self.crash_oracle = ORACLES[baseline].crash_oracle()  # the crash oracle, for the reference
         self.label = label  # "Relax on TVM 0.27.0": known once the workers have said so
 
     def classify(self, case: Case, answer) -> Outcome:

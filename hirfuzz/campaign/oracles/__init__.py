@@ -6,7 +6,9 @@ An oracle is a class on `OracleDefinition` (base.py), one instance of it registe
 - `name`: its `Oracle` (the value finding.json and summary.json spell it with, and the
   `ORACLE_FIELD` of each configuration it judges: `oracle_of`);
 - `case_configs(maker, rng, lowering)`: the configurations it adds to a strict case (a
-  case's configurations come in the order of `ORACLES`, the baseline first);
+  case's configurations come in the order of `ORACLES`, the baseline first); an oracle
+  that judges the baseline itself builds on `BaselineOracle` (and says under which oracle
+  the baseline's crashes are filed: `crash_oracle`);
 - how it judges its configuration's reply: `compared_outputs` (which outputs meet the
   NumPy reference, by the shared comparison in core/oracle.py, as judge.Judge applies it)
   and `wrong_result` (the finding it makes of results that differ); the disruptive oracle
@@ -24,7 +26,7 @@ the defaults), then register it: its name in `base.Oracle` and its instance in `
 """
 from __future__ import annotations
 
-from .base import ORACLE_FIELD, Component, Oracle, OracleDefinition
+from .base import ORACLE_FIELD, BaselineOracle, Component, Oracle, OracleDefinition
 from .crash import CrashOracle
 from .cross_ir import CrossIROracle
 from .disruptive import DisruptiveOracle
@@ -64,4 +66,4 @@ def oracle_of(config: dict) -> Oracle:
     return Oracle.PASS_ORDER if config["passes"] else Oracle.EXECUTOR
 
 
-__all__ = ["Component", "ORACLE_FIELD", "ORACLES", "Oracle", "OracleDefinition", "definition", "oracle_of"]
+__all__ = ["BaselineOracle", "Component", "ORACLE_FIELD", "ORACLES", "Oracle", "OracleDefinition", "definition", "oracle_of"]

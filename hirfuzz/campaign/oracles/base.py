@@ -107,6 +107,24 @@ class OracleDefinition:
         return Component.OPERATOR, "the built program's result differs from NumPy's for the operator named"
 
 
+class BaselineOracle(OracleDefinition):
+    """An oracle that judges a case's baseline (configs[0], judge.Judge.baseline): the
+    dialect's baseline executor on the first target, its wrong results keyed on the target,
+    operator and dtype. A case maker's `baseline_oracle` says which one a case starts with."""
+
+    def case_configs(self, maker, rng, lowering):
+        if maker.baseline_oracle is not self.name:
+            return []
+        return [maker.config(maker.info.baseline, maker.s.targets[0], self.name)]
+
+    def wrong_result_key(self, config: dict, where: str) -> str:
+        return f"{config['target']}|{where}"
+
+    def crash_oracle(self) -> Oracle:
+        """The oracle the baseline's crashes are filed under: its own by default."""
+        return self.name
+
+
 def result_site(case: "Case", index: int) -> str:
     """The op and dtype of result `index` of main ("arity" where there is no such result)."""
     results = case.graph.results()
