@@ -145,33 +145,6 @@ def _check_targets(text: str) -> list[str]:
     return targets
 
 
-def _check_python(path: str) -> str:
-    """--tvm-python: an existing, executable file (what it holds is checked by the workers'
-    handshake, which names what is missing)."""
-    found = Path(path).expanduser()
-    if not found.is_file():
-        raise HirfuzzError(f"--tvm-python {path}: no such file")
-    if not os.access(found, os.X_OK):
-        raise HirfuzzError(f"--tvm-python {path}: not executable")
-    return str(found.absolute())
-
-
-def _tvm_interpreter(value: str | None, ray: str | None = None) -> tuple[str | None, dict, str | None]:
-    """--tvm-python: a managed environment's name or an interpreter's path; (path, its
-    variables, the managed environment's name). With --ray a managed environment is made on
-    each node that needs it, and a path is checked there."""
-    from .campaign.environment import inherited_tvm_variables
-    from .envs import load_environments, resolve_interpreter
-    managed = value if value in load_environments() else None
-    if ray is not None:
-        return (None if managed or not value else str(Path(value).expanduser().absolute())), {}, managed
-    if not value:  # the TVM this Python finds, through the campaign's environment
-        return None, inherited_tvm_variables(), None
-    python, env = resolve_interpreter(value)
-    # recorded with the campaign, so that a replay from another shell finds the same TVM
-    return _check_python(python), env if managed else inherited_tvm_variables(), None
-
-
 def _check_cross(args):
     """What a cross-IR campaign cannot do, said before anything starts."""
     if args.mode == "disruptive":
@@ -222,8 +195,9 @@ def run(argv=None) -> int:
     targets = _check_targets(args.target)
     if args.ray is not None:
         import_ray()  # a missing extra is said now, before anything starts
-    tvm_python, tvm_env, tvm_managed = _tvm_interpreter(args.tvm_python or info.environment, args.ray)
-    cross_python, cross_env, cross_managed = (_tvm_interpreter(dialect_info(cross).environment, args.ray)
+    from .campaign.environment import tvm_interpreter
+    tvm_python, tvm_env, tvm_managed = tvm_interpreter(args.tvm_python or info.environment, args.ray)
+    cross_python, cross_env, cross_managed = (tvm_interpreter(dialect_info(cross).environment, args.ray)
                                               if cross else (None, {}, None))
     jobs = args.jobs or (None if args.ray is not None else os.cpu_count() or 1)
 

@@ -30,7 +30,7 @@ from ..protocol import encode_array, make_config
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
 
 if TYPE_CHECKING:
-    from .coordinator import Settings
+    from .settings import Settings
 
 
 @dataclass

@@ -31,6 +31,7 @@ from ..core.spec import ALL_DTYPES, load_specs
 from ..dialects import dialect_info, dialect_names
 from ..errors import HirfuzzError
 from ..protocol import decode_array, encode_array, make_config
+from .environment import tvm_interpreter
 from .sandbox import Death, Pool, WorkerError
 
 CASE_TIMEOUT_S = 120.0
@@ -197,7 +198,6 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def conformance_command(argv) -> int:
-    from ..cli import _tvm_interpreter
     args = build_parser().parse_args(argv)
     try:
         specs = load_specs(args.spec_dir, dialect=args.dialect)
@@ -211,7 +211,7 @@ def conformance_command(argv) -> int:
         if bad:
             raise HirfuzzError(f"--executors: {args.dialect} has no executor {', '.join(bad)} "
                                f"(known: {', '.join(info.executors)})")
-        python, env, _ = _tvm_interpreter(args.tvm_python or info.environment)
+        python, env, _ = tvm_interpreter(args.tvm_python or info.environment)
         total = sum(len(specs.ops[o].dtypes) for o in ops) * args.samples
         seen = [0]
 

@@ -31,7 +31,7 @@ from .outcome import Outcome, Status
 from .sandbox import Death
 
 if TYPE_CHECKING:
-    from .coordinator import Settings
+    from .settings import Settings
 
 
 @dataclass

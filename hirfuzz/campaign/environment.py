@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..errors import HirfuzzError
+
 # the variables that decide which TVM a Python finds and loads: recorded with the campaign,
 # so that a replay from another shell (one without the user's exports) finds the same TVM
 TVM_LOCATING_VARIABLES = ("PYTHONPATH", "TVM_LIBRARY_PATH", "LD_LIBRARY_PATH")
@@ -55,3 +57,29 @@ def worker_environment(extra_env: dict | None = None) -> dict[str, str]:
     env.setdefault("TVM_NUM_THREADS", "1")
     env["PYTHONPATH"] = os.pathsep.join(p for p in (HIRFUZZ_ROOT, env.get("PYTHONPATH", "")) if p)
     return env
+
+
+def _check_python(path: str) -> str:
+    """--tvm-python: an existing, executable file (what it holds is checked by the workers'
+    handshake, which names what is missing)."""
+    found = Path(path).expanduser()
+    if not found.is_file():
+        raise HirfuzzError(f"--tvm-python {path}: no such file")
+    if not os.access(found, os.X_OK):
+        raise HirfuzzError(f"--tvm-python {path}: not executable")
+    return str(found.absolute())
+
+
+def tvm_interpreter(value: str | None, ray: str | None = None) -> tuple[str | None, dict, str | None]:
+    """--tvm-python: a managed environment's name or an interpreter's path; (path, its
+    variables, the managed environment's name). With --ray a managed environment is made on
+    each node that needs it, and a path is checked there."""
+    from ..envs import load_environments, resolve_interpreter  # needs PyYAML, unlike the rest
+    managed = value if value in load_environments() else None
+    if ray is not None:
+        return (None if managed or not value else str(Path(value).expanduser().absolute())), {}, managed
+    if not value:  # the TVM this Python finds, through the campaign's environment
+        return None, inherited_tvm_variables(), None
+    python, env = resolve_interpreter(value)
+    # recorded with the campaign, so that a replay from another shell finds the same TVM
+    return _check_python(python), env if managed else inherited_tvm_variables(), None

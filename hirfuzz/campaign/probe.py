@@ -19,8 +19,9 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 import numpy as np
 
@@ -34,7 +35,13 @@ from .outdir import write_atomic
 from .sandbox import Death
 
 if TYPE_CHECKING:
-    from .coordinator import Campaign
+    from ..core.passes import Catalog
+    from ..core.spec import SpecSet
+    from ..dialects import DialectInfo
+    from .cases import CaseMaker
+    from .outcome import Outcome as CaseOutcome
+    from .outdir import OutDir
+    from .settings import Settings
 
 PROBE_FILE = "probe.json"
 BATCH = 50                # programs per worker request
@@ -49,18 +56,31 @@ PROBE_CASE_INDEX = 10**9  # case indices of those runs: apart from the campaign'
 PROBE_STREAM = 7          # the probe's random stream: [seed, PROBE_STREAM], apart from the graphs'
 
 
-def sequences_to_probe(campaign: "Campaign", rng) -> list[list[dict]]:
+@dataclass(frozen=True)
+class ProbeContext:
+    """What probing needs of a campaign, and all it gets."""
+    settings: "Settings"  # the mode, the passes (pinned or drawn), ops, dtypes, targets, time budget
+    specs: "SpecSet"
+    info: "DialectInfo"   # the baseline executor, the opt levels and the lowering features it lacks
+    catalog: "Catalog"    # what a drawn sequence's sample is taken from
+    out: "OutDir"         # probe.json is saved there
+    pool: object          # the campaign's workers (sandbox.Pool or raypool.RayPool), idle
+    maker: "CaseMaker"    # makes the cases that check whether a change alters results
+    classify: Callable[..., "CaseOutcome"]  # judges them (Judge.classify)
+    say: Callable[[str], None]
+
+
+def sequences_to_probe(s: "Settings", catalog: "Catalog", rng) -> list[list[dict]]:
     """The pinned sequence, or a sample of the catalog's passes that need nothing before them."""
-    s = campaign.s
     if s.mode != "strict":
         return []
     if s.pass_seq:
         return [s.pass_seq]
     if not s.pass_fuzz:
         return []
-    alone = sorted(e.name for e in campaign.catalog.drawable() if not e.requires)
+    alone = sorted(e.name for e in catalog.drawable() if not e.requires)
     picked = rng.choice(len(alone), size=min(SAMPLED_PASSES, len(alone)), replace=False) if alone else []
-    return [parse_sequence(alone[int(i)], campaign.catalog) for i in sorted(picked)]
+    return [parse_sequence(alone[int(i)], catalog) for i in sorted(picked)]
 
 
 def probe_key(sequences: list[list[dict]], ops: list[str], dtypes) -> str:
@@ -79,24 +99,25 @@ def probe_key(sequences: list[list[dict]], ops: list[str], dtypes) -> str:
 class Prober:
     """Runs a campaign's probes on its idle workers."""
 
-    def __init__(self, campaign: "Campaign"):
-        self.c = campaign
-        self.rng = np.random.default_rng([campaign.s.seed, PROBE_STREAM])
-        self.ops = campaign.s.only_ops or campaign.specs.names()
+    def __init__(self, context: ProbeContext):
+        self.context = context
+        self.settings = context.settings
+        self.rng = np.random.default_rng([context.settings.seed, PROBE_STREAM])
+        self.ops = context.settings.only_ops or context.specs.names()
 
     def probes(self) -> list[PassProbe]:
         """The probe map: reused from probe.json when nothing it depends on changed."""
-        sequences = sequences_to_probe(self.c, self.rng)
+        sequences = sequences_to_probe(self.settings, self.context.catalog, self.rng)
         if not sequences:
             return []
-        key = probe_key(sequences, self.ops, self.c.s.dtypes)
-        path = self.c.out / PROBE_FILE
+        key = probe_key(sequences, self.ops, self.settings.dtypes)
+        path = self.context.out / PROBE_FILE
         if path.is_file():
             saved = json.loads(path.read_text())
             if saved.get("key") == key:
                 return [PassProbe.from_json(p) for p in saved["probes"]]
-            self.c.say("the passes or ops changed since the last probe: probing again")
-        probes = [self.probe(seq, detailed=bool(self.c.s.pass_seq)) for seq in sequences]
+            self.context.say("the passes or ops changed since the last probe: probing again")
+        probes = [self.probe(seq, detailed=bool(self.settings.pass_seq)) for seq in sequences]
         write_atomic(path, json.dumps({"key": key, "probes": [p.to_json() for p in probes]}) + "\n")
         return probes
 
@@ -106,11 +127,11 @@ class Prober:
         (a slow TVM, Relay's, gets through a sample: op programs are probed in a random order)."""
         t0 = time.monotonic()
         budget = DETAILED_BUDGET_S if detailed else SAMPLE_BUDGET_S / SAMPLED_PASSES
-        if self.c.s.time_s is not None:  # a short campaign keeps most of its time for fuzzing
-            budget = min(budget, self.c.s.time_s * BUDGET_SHARE)
-        specs, dtypes = self.c.specs, self.c.s.dtypes
-        config = make_config(self.c.info.baseline, self.c.s.targets[0], passes=seq,
-                             opt_level=max(self.c.info.pass_opt_levels), dialect=self.c.s.dialect)
+        if self.settings.time_s is not None:  # a short campaign keeps most of its time for fuzzing
+            budget = min(budget, self.settings.time_s * BUDGET_SHARE)
+        specs, dtypes = self.context.specs, self.settings.dtypes
+        config = make_config(self.context.info.baseline, self.settings.targets[0], passes=seq,
+                             opt_level=max(self.context.info.pass_opt_levels), dialect=self.settings.dialect)
         probe = PassProbe([step["name"] for step in seq])
         if not detailed:
             programs = op_programs(specs, self.ops, self.rng, dtypes, forms=False)
@@ -137,15 +158,15 @@ class Prober:
         probe.results = [r for _, r in results]
         probe.seconds = time.monotonic() - t0
         skipped = f" ({probe.unprobed} left out for time)" if probe.unprobed else ""
-        self.c.say(f"probed {', '.join(probe.passes)} on {len(probe.results)} programs{skipped} in "
-                   f"{probe.seconds:.1f} s: acted on {sum(1 for r in probe.results if r.strongest.acted)}")
+        self.context.say(f"probed {', '.join(probe.passes)} on {len(probe.results)} programs{skipped} in "
+                         f"{probe.seconds:.1f} s: acted on {sum(1 for r in probe.results if r.strongest.acted)}")
         return probe
 
     def shuffled(self, programs: list[Program]) -> list[Program]:
         return [programs[int(i)] for i in self.rng.permutation(len(programs))]
 
     def lacking(self) -> dict:
-        return {k: v for k, v in self.c.info.plan_knobs.items() if not v}
+        return {k: v for k, v in self.context.info.plan_knobs.items() if not v}
 
     # --- the workers --------------------------------------------------------------------------
 
@@ -154,14 +175,14 @@ class Prober:
         idle workers, none sent after `deadline`; and how many were left out for time."""
         replies: dict[int, dict] = {}
         queue = [list(range(i, min(i + BATCH, len(programs)))) for i in range(0, len(programs), BATCH)]
-        pool = self.c.pool
+        pool = self.context.pool
         while (queue and time.monotonic() < deadline) or pool.in_flight():
-            for worker in pool.idle(self.c.s.dialect):
+            for worker in pool.idle(self.settings.dialect):
                 if not queue or time.monotonic() >= deadline:
                     break
                 batch = queue.pop(0)
                 request = {"kind": "probe", "config": config, "programs": [self.request(programs[i]) for i in batch]}
-                worker.submit(batch, request, self.c.s.timeout_s * max(1, len(batch) // 10))
+                worker.submit(batch, request, self.settings.timeout_s * max(1, len(batch) // 10))
             for _worker, batch, answer in pool.wait(1.0):
                 if isinstance(answer, Death):
                     queue += self.split(batch, answer, replies, len(config["passes"]))
@@ -181,7 +202,7 @@ class Prober:
         return []
 
     def request(self, program: Program) -> dict:
-        return {"graph": program.graph.to_json(), "calls": call_records(program.graph, self.c.specs),
+        return {"graph": program.graph.to_json(), "calls": call_records(program.graph, self.context.specs),
                 "plan": program.plan}
 
     # --- results ------------------------------------------------------------------------------
@@ -196,16 +217,17 @@ class Prober:
                     and pattern not in seen and len(chosen) < RESULT_CHECKS:
                 seen.add(pattern)
                 chosen.append((program, result))
-        maker, base, target = self.c.maker, self.c.info.baseline, self.c.s.targets[0]
+        maker, base, target = self.context.maker, self.context.info.baseline, self.settings.targets[0]
         configs = [maker.config(base, target, Oracle.REFERENCE),
-                   maker.config(base, target, Oracle.PASS_ORDER, passes=seq, opt_level=max(self.c.info.pass_opt_levels))]
-        worker = self.c.pool.idle(self.c.s.dialect)[0]
+                   maker.config(base, target, Oracle.PASS_ORDER, passes=seq,
+                                opt_level=max(self.context.info.pass_opt_levels))]
+        worker = self.context.pool.idle(self.settings.dialect)[0]
         for i, (program, result) in enumerate(chosen):
             lowering = {"plan": program.plan} if program.plan else {}
             case = maker.make_case(PROBE_CASE_INDEX + i, program.graph, configs=configs, lowering=lowering)
             if not case.runnable:
                 continue
-            outcome = self.c.judging.classify(case, worker.run_one(case.request, self.c.s.timeout_s))
+            outcome = self.context.classify(case, worker.run_one(case.request, self.settings.timeout_s))
             finding = outcome.finding
             if finding is not None and finding.oracle == Oracle.PASS_ORDER:
                 last = max(j for j, o in enumerate(result.outcomes) if o is Outcome.CHANGED)

@@ -36,48 +36,20 @@ from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
 from ..protocol import decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
+from .reduction_host import ReductionHost
 from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats
 from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
 from .triage import classify_finding
 from .verify import ReproOutcome
 
 if TYPE_CHECKING:
-    from ..dialects import DialectInfo
     from .cases import Case
-    from .coordinator import Counters, Settings
-    from .outcome import Outcome
-    from .outdir import OutDir
 
 PENDING = "pending"
 
 
 class Interrupted(Exception):
     """The campaign is stopping: the finding stays in pending/ for the next run."""
-
-
-@dataclass
-class ReductionHost:
-    """What finishing findings needs of a campaign, and all it gets."""
-    settings: "Settings"      # reads reduce, verify, timeout_s, tvm_python, tvm_env; case.json keeps all
-    out: "OutDir"             # pending/, .staging/ and workers/reduction-errors.log live there
-    specs: object             # the op specs reproducers are rendered from
-    info: "DialectInfo"       # the dialect's reproducer writer, and whether it needs a worker
-    catalog: object           # the pass catalog a pass sequence is minimised against
-    lock: object              # held wherever the fields below, or the host's tables, change
-    counters: "Counters"      # reduce_s and verify_s grow, under the lock
-    make_case: Callable[..., "Case"]                 # CaseMaker.make_case
-    classify: Callable[["Case", object], "Outcome"]  # Judge.classify: no side effects
-    tvm_version: Callable[[], str]                   # the workers' TVM (known once they started)
-    installation: Callable[[], dict]                 # what the workers' TVM said of itself
-    say: Callable[[str], None]                       # a line on screen (thread-safe)
-    # a pass-order finding's signature becomes its minimal sequence's; returns whether a
-    # finding is saved or known (--known) under that signature, its hits counted there
-    # (call with the lock held)
-    rename_finding: Callable[[Finding, str], bool]
-    file_finding: Callable[[str, Finding, dict], None]  # save a finished one to a folder, and list it
-    # a failure met while finishing another finding, filed as the campaign files any: a hit
-    # of a known finding, or a new one to finish (Campaign.file_found)
-    record: Callable[["Case", Finding, str], None]
 
 
 @dataclass
@@ -301,7 +273,7 @@ class Reduction:
         self.stop = stop
         self.pending = pending  # Reductions.pending: signature -> job, read under the host's lock
         self.step = StepStats()  # the running step's statistics, which its trials count into
-        self.scripts = FindingScripts(host, self.module_script)
+        self.scripts = FindingScripts(host.info, host.specs, host.settings, host.tvm_version, self.module_script)
 
     def finish(self, job: Job):
         host, finding, original = self.host, job.finding, job.case

@@ -24,7 +24,7 @@ calls and successes; the step itself counts nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Iterable
+from typing import TYPE_CHECKING, ClassVar, Iterable, Protocol
 
 from ..core.finding import Finding
 from ..core.passes import minimise_sequence
@@ -34,7 +34,22 @@ from .oracles import ORACLES, Oracle, definition
 
 if TYPE_CHECKING:
     from .cases import Case
-    from .reducer import Reduction
+    from .reduction_host import ReductionHost
+    from .settings import Settings
+
+
+class Reduction(Protocol):
+    """What a step may use of the reduction running it (reducer.Reduction, which imports
+    this module): its trials on the lent worker, which count the running step's calls and
+    successes, and what it reads of the campaign."""
+    host: "ReductionHost"
+    s: "Settings"
+
+    def finding_of(self, case: "Case") -> Finding | None: ...
+    def failed_alike(self, found: Finding | None, signature: str, oracle_may_change: bool = False) -> bool: ...
+    def fails_alike(self, case: "Case", signature: str) -> bool: ...
+    def fails_without_passes(self, case: "Case", finding: Finding, config: dict) -> bool: ...
+    def variant(self, case: "Case", graph=None, configs=None, lowering=None) -> "Case": ...
 
 
 @dataclass

@@ -12,7 +12,8 @@ from ..core.oracle import Approximation, judged_facts
 from ..dialects.reproducer import violating_call
 
 if TYPE_CHECKING:
-    from .reducer import ReductionHost
+    from ..dialects import DialectInfo
+    from .settings import Settings
 
 REPRO = "repro.py"     # the short script a maintainer reads
 HARNESS = "check.py"   # hirfuzz's harness beside it: every pass's output checked, marks printed
@@ -43,8 +44,11 @@ class FindingScripts:
     config)` is the text of the module a configuration builds, as a lent worker prints it
     (Reduction.module_script)."""
 
-    def __init__(self, host: "ReductionHost", module_script: Callable[[object, dict], dict]):
-        self.host = host
+    def __init__(self, info: "DialectInfo", specs, settings: "Settings", tvm_version: Callable[[], str],
+                 module_script: Callable[[object, dict], dict]):
+        # what it needs of the reduction's host (reducer.ReductionHost), and no more: the
+        # reducer imports this module
+        self.info, self.specs, self.settings, self.tvm_version = info, specs, settings, tvm_version
         self.module_script = module_script
 
     def violation_scripts(self, case, finding: Finding) -> list[tuple[ReproForm, str]]:
@@ -52,8 +56,8 @@ class FindingScripts:
         main, then in the private function or closure the worker put it in (where it was in
         one). The call's inputs are parameters, passed the case's values (NumPy's for
         results of the valid part it reads)."""
-        writer = self.host.info.reproducer_writer()
-        call = violating_call(case.disruption, case.graph, self.host.specs, case.inputs,
+        writer = self.info.reproducer_writer()
+        call = violating_call(case.disruption, case.graph, self.specs, case.inputs,
                               [facts.value for facts in case.expected])
         forms = [ReproForm.CALL] + ([ReproForm.CALL_IN_FUNCTION] if call.wrap else [])
         config = case.configs[-1]
@@ -62,7 +66,7 @@ class FindingScripts:
 
     def case_json(self, case) -> dict:
         """case.json: what replays or reduces the case without the generator."""
-        return {"case": case.index, "seed": self.host.settings.seed, "settings": asdict(self.host.settings),
+        return {"case": case.index, "seed": self.settings.seed, "settings": asdict(self.settings),
                 "graph": case.graph.to_json(), "runnable": case.runnable, "disruption": case.disruption,
                 "configs": case.configs, "lowering": case.lowering}
 
@@ -74,13 +78,13 @@ class FindingScripts:
             facts = judged_facts(case.expected, Approximation.of_passes(config["passes"]))
             expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
                          0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in facts]
-        writer = self.host.info.reproducer_writer()
+        writer = self.info.reproducer_writer()
         script = self.module_script(case, config)
         # the harness rebuilds a plain lowering itself where the dialect can (robust to a
         # module TVM cannot print); the short script always shows the module's own text
-        plain = not case.lowering and self.host.info.writes_plain_modules
-        harness = writer.render_reproducer(case.graph, self.host.specs, finding, config, case.inputs,
-                                           run=case.runnable, expected=expected, tvm_version=self.host.tvm_version(),
+        plain = not case.lowering and self.info.writes_plain_modules
+        harness = writer.render_reproducer(case.graph, self.specs, finding, config, case.inputs,
+                                           run=case.runnable, expected=expected, tvm_version=self.tvm_version(),
                                            violation_plan=case.disruption["plan"] if case.disruption else None,
                                            module_script=None if plain else script)
         short = None

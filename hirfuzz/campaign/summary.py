@@ -1,14 +1,14 @@
 """summary.json, and the lines a campaign ends with on screen.
 
-`summary` reads a campaign's settings, counters, pool, coverage and findings tables; its
-keys are an interface (README, tests, benchmarks) and keep their order.
+`summary` reads a `CampaignView`: a campaign's settings, tallies, pool, generation state,
+findings tables and phases; its keys are an interface (README, tests, benchmarks) and keep
+their order.
 """
 from __future__ import annotations
 
 import os
-import time
 from collections import Counter
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from .. import __version__
@@ -17,18 +17,37 @@ from ..core.violations import CLASSES
 from .reduction_steps import step_totals
 
 if TYPE_CHECKING:
-    from .coordinator import Campaign
+    from .cases import CaseMaker
+    from .findings import FindingTables
+    from .settings import Settings
+    from .tallies import Tallies
 
 
-def summary(campaign: "Campaign") -> dict:
-    c, s, pool = campaign.counters, campaign.s, campaign.pool
-    with campaign.lock:
-        tables = {name: [finding_row(f) for f in table.values()] for name, table in campaign.tables.items()}
-        pending = [finding_row(job.finding) for job in campaign.reductions.pending.values()]
+@dataclass(frozen=True)
+class CampaignView:
+    """What summary.json is made of, as the campaign stands when it is written."""
+    settings: "Settings"
+    tallies: "Tallies"
+    tables: "FindingTables"
+    pool: object             # the campaign's workers (sandbox.Pool or raypool.RayPool)
+    maker: "CaseMaker"       # coverage, generation statistics, and the probe's direction
+    probes: list             # what probing the passes found (core.probe.PassProbe)
+    phases: dict             # name -> {seconds, cases} (campaign.phases)
+    resumed: bool
+    elapsed_s: float         # over every run of the campaign
+    running_s: float         # of this run
+    cross_tvm: str | None    # the second IR's TVM, in a cross-IR campaign
+
+
+def summary(view: CampaignView) -> dict:
+    c, s, pool = view.tallies.counters, view.settings, view.pool
+    with view.tables.lock:
+        tables = {name: [finding_row(f) for f in table.values()] for name, table in view.tables.by_folder.items()}
+        pending = [finding_row(finding) for finding in view.tables.pending()]
     return {
         "hirfuzz": __version__, "tvm": pool.tvm_version, "dialect": s.dialect, "mode": s.mode,
         "seed": s.seed, "targets": s.targets, "executors": s.executors, "ops_per_graph": s.ops,
-        "coverage_guided": s.guided, "jobs": pool.jobs, "resumed": campaign.resumed,
+        "coverage_guided": s.guided, "jobs": pool.jobs, "resumed": view.resumed,
         "nodes": pool.nodes(),  # with --ray: the nodes that ran cases, and how many each
         "cases": c.cases, "valid": c.valid, "built": c.built, "ran": c.ran, "compared": c.compared,
         "compared_fully": c.compared_fully, "domain_unmet": _by_count(c.domain_unmet),
@@ -36,10 +55,11 @@ def summary(campaign: "Campaign") -> dict:
         # cases whose worker ran out of --max-memory: not findings (a larger limit runs them)
         "out_of_memory": {"cases": c.out_of_memory, "limit_mb": s.max_memory_mb},
         "skipped_by_design": dict(sorted(c.skipped.items())),
-        **_times(campaign),
-        "reduction_steps": _reduction_steps(campaign),
-        "coverage": campaign.coverage.counts(),
-        "generation": asdict(campaign.maker.gen_stats),
+        **_times(view),
+        "phases": {name: {"seconds": round(f["seconds"], 3), "cases": f["cases"]} for name, f in view.phases.items()},
+        "reduction_steps": _reduction_steps(view.tables),
+        "coverage": view.maker.coverage.counts(),
+        "generation": asdict(view.maker.gen_stats),
         "findings": tables["findings"],
         "finding_hits": c.findings_hits,
         # hits of findings --known names (counted in finding_hits too): never filed again
@@ -47,20 +67,20 @@ def summary(campaign: "Campaign") -> dict:
         "pending": pending,
         "unconfirmed": tables["unconfirmed"],
         "spec_disagreements": tables["spec-disagreements"],
-        "disruptive": _disruptive_summary(campaign, tables["findings"] + tables["unconfirmed"]) if s.mode == "disruptive" else None,
-        "cross_ir": _cross_summary(campaign) if campaign.cross is not None else None,
-        "ir_features": dict(sorted(campaign.ir_features.items())),
-        "mutators": dict(sorted(campaign.mutators_used.items())),
-        "hirfuzz_bugs": [finding_row(f) for f in campaign.own_bugs.values()],
-        "probe": _probe_summary(campaign),
+        "disruptive": _disruptive_summary(view, tables["findings"] + tables["unconfirmed"]) if s.mode == "disruptive" else None,
+        "cross_ir": _cross_summary(view) if s.cross_dialect is not None else None,
+        "ir_features": dict(sorted(view.tallies.ir_features.items())),
+        "mutators": dict(sorted(view.tallies.mutators_used.items())),
+        "hirfuzz_bugs": [finding_row(f) for f in view.tables.own_bugs.values()],
+        "probe": _probe_summary(view),
     }
 
 
-def _probe_summary(campaign: "Campaign") -> dict:
+def _probe_summary(view: CampaignView) -> dict:
     """What probing the passes found (probe.json has every site), and whether it steered."""
     passes = [{"passes": p.passes, "programs": len(p.results), "acted": sum(1 for r in p.results if r.strongest.acted),
-               "left_out_for_time": p.unprobed, "seconds": round(p.seconds, 2), "says": p.describe()} for p in campaign.probes]
-    direction = campaign.maker.direction
+               "left_out_for_time": p.unprobed, "seconds": round(p.seconds, 2), "says": p.describe()} for p in view.probes]
+    direction = view.maker.direction
     return {"probed": passes, "directed": direction is not None,
             "sites_to_exercise": len(direction.patterns) if direction is not None else 0}
 
@@ -70,10 +90,10 @@ def _by_count(counts: dict) -> dict:
     return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def _times(campaign: "Campaign") -> dict:
+def _times(view: CampaignView) -> dict:
     """Where the time went, and the workers' figures."""
-    c, pool = campaign.counters, campaign.pool
-    elapsed = campaign.elapsed()
+    c, pool = view.tallies.counters, view.pool
+    elapsed = view.elapsed_s
     # the workers' capacity is --jobs times the wall time; TVM's part of it is building
     # and running cases, starting workers (importing TVM, all at once at first),
     # reducing and re-running reproducers. The rest, hirfuzz's own share, includes any
@@ -87,7 +107,7 @@ def _times(campaign: "Campaign") -> dict:
         "time_verifying_reproducers_s": round(c.verify_s, 3), "time_reducing_s": round(c.reduce_s, 3),
         "generation_s": round(c.gen_s, 3),
         "overhead_share": round(max(0.0, 1 - in_tvm / capacity), 4) if capacity > 0 else 0.0,
-        "worker_busy_share": round(pool.busy_s / (len(pool.workers) * max(1e-9, time.monotonic() - campaign.started)), 4),
+        "worker_busy_share": round(pool.busy_s / (len(pool.workers) * max(1e-9, view.running_s)), 4),
         "worker_restarts": pool.restarts, "worker_recycles": pool.recycles,
         "worker_max_rss_mb": round(c.max_rss_kb / 1024, 1),
         # seconds per stage over every case (campaign.timings), and the builds workers reused
@@ -97,16 +117,16 @@ def _times(campaign: "Campaign") -> dict:
     }
 
 
-def _reduction_steps(campaign: "Campaign") -> dict:
+def _reduction_steps(tables: "FindingTables") -> dict:
     """Each reduction step's calls, successes and seconds, summed over the findings filed
     (their finding.json's extra.reduction.steps; campaign/reduction_steps.py)."""
-    with campaign.lock:
-        return step_totals(f for table in campaign.tables.values() for f in table.values())
+    with tables.lock:
+        return step_totals(f for table in tables.by_folder.values() for f in table.values())
 
 
-def _disruptive_summary(campaign: "Campaign", findings: list[dict]) -> dict:
+def _disruptive_summary(view: CampaignView, findings: list[dict]) -> dict:
     """Disruptive mode's outcomes by class and by the stage that judged them."""
-    by_class = campaign.disruptive
+    by_class = view.tallies.disruptive
     classes = {cls: sum(by_class.get(cls, {}).values()) for cls in CLASSES}
     stages: dict[str, int] = {}
     for table in by_class.values():
@@ -116,7 +136,7 @@ def _disruptive_summary(campaign: "Campaign", findings: list[dict]) -> dict:
     # where the call alone did not fail alike (reproducers.ReproForm; those are unconfirmed)
     forms = Counter(row["reproducer"] for row in findings if row["reproducer"])
     return {"classes": classes, "by_class_and_stage": by_class, "by_stage": stages,
-            "violation_coverage": len(campaign.coverage.sets["violation"]), "reproducers": dict(sorted(forms.items()))}
+            "violation_coverage": len(view.maker.coverage.sets["violation"]), "reproducers": dict(sorted(forms.items()))}
 
 
 def finding_row(f: Finding) -> dict:
@@ -127,13 +147,12 @@ def finding_row(f: Finding) -> dict:
             "triage": f.extra.get("triage"), "reproducer": f.extra.get("reproducer")}
 
 
-def _cross_summary(campaign: "Campaign") -> dict:
+def _cross_summary(view: CampaignView) -> dict:
     """The second IR of a cross-IR campaign: its TVM, and how its halves of the cases went
     (statuses as stats.jsonl spells them; reference-suspect: results both TVMs computed
     alike and NumPy did not)."""
-    dialect = campaign.s.cross_dialect
-    return {"dialect": dialect, "tvm": campaign.pool.installation_of(dialect).get("tvm"),
-            "outcomes": dict(sorted(campaign.counters.cross.items()))}
+    return {"dialect": view.settings.cross_dialect, "tvm": view.cross_tvm,
+            "outcomes": dict(sorted(view.tallies.counters.cross.items()))}
 
 
 def _counts_text(counts: dict, shown: int = 8) -> str:

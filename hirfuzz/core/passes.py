@@ -24,6 +24,7 @@ import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ..data import PASS_CATALOG
 from ..errors import HirfuzzError
 
 PHASES = ("high-level", "legalisation", "lowering")
@@ -59,6 +60,10 @@ class CatalogSection:
     """Where a dialect's built-in catalog is: its section of a catalog file."""
     file: Path
     dialect: str
+
+
+# the built-in catalog a caller that names none means (Relax's, as dialects.relax declares it)
+RELAX_CATALOG = CatalogSection(PASS_CATALOG, "relax")
 
 
 @dataclass
@@ -144,26 +149,35 @@ def module_dir(module: str, catalog_dir: str, where: str) -> str | None:
                        "PYTHONPATH or in the working directory")
 
 
-def _read_file(path: Path, dialect: str) -> list[PassEntry]:
+def _read_yaml(path: Path):
     import yaml  # here, not at the top: Relay workers import user_factory where PyYAML is absent
     try:
-        doc = yaml.safe_load(path.read_text())
+        return yaml.safe_load(path.read_text())
     except OSError as exc:
         raise HirfuzzError(f"{path}: cannot read the pass catalog ({exc.strerror})") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f" line {mark.line + 1}" if mark is not None else ""
         raise HirfuzzError(f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
-    where, raws = _dialect_entries(path, doc, dialect)
+
+
+def _entries(path: Path, doc, dialect: str, known: list[str]) -> list[PassEntry]:
+    where, raws = _dialect_entries(path, doc, dialect, known)
     return [_read_entry(f"{path}: {where}[{i}]", raw, str(path.resolve().parent), str(path))
             for i, raw in enumerate(raws)]
 
 
-def _dialect_entries(path: Path, doc, dialect: str) -> tuple[str, list]:
+def _sections(builtin_doc, dialect: str) -> list[str]:
+    """The dialects a catalog file may hold a section for: the built-in catalog's sections,
+    one per dialect hirfuzz knows (read there, so that core/ needs no list of dialects)."""
+    if isinstance(builtin_doc, dict) and "passes" not in builtin_doc:
+        return list(builtin_doc)
+    return [dialect]
+
+
+def _dialect_entries(path: Path, doc, dialect: str, known: list[str]) -> tuple[str, list]:
     """The entries a catalog file holds for `dialect`, and where they stand in it: its
     `passes:` list (a file that serves one dialect), or that dialect's section's."""
-    from ..dialects import dialect_names
-    known = dialect_names()
     form = f"a 'passes' list, or a section per dialect ({', '.join(known)}) each holding one"
     if not isinstance(doc, dict):
         raise HirfuzzError(f"{path}: expected a mapping: {form}")
@@ -189,12 +203,13 @@ def _dialect_entries(path: Path, doc, dialect: str) -> tuple[str, list]:
 def load_catalog(user_files: list[str | Path] | None = None, builtin: CatalogSection | None = None) -> Catalog:
     """A dialect's built-in catalog (Relax's unless another is named) plus that dialect's part
     of users' catalogs, validated as a whole."""
-    if builtin is None:
-        from ..dialects import dialect_info
-        builtin = dialect_info("relax").catalog
+    builtin = builtin or RELAX_CATALOG
+    builtin_doc = _read_yaml(builtin.file)
+    known = _sections(builtin_doc, builtin.dialect)
     entries: dict[str, PassEntry] = {}
     for path in [builtin.file] + [Path(p) for p in user_files or []]:
-        for e in _read_file(path, builtin.dialect):
+        doc = builtin_doc if path == builtin.file else _read_yaml(path)
+        for e in _entries(path, doc, builtin.dialect, known):
             if e.name in entries:
                 raise HirfuzzError(f"{path}: pass '{e.name}' is already in the catalog")
             if e.import_path is None and path != builtin.file:

@@ -26,16 +26,16 @@ def test_a_pass_order_crash_that_fails_without_passes_joins_the_executor_finding
     known = crash("executor")
     known.path = str(tmp_path / "out" / "findings" / "0001-crash")
     (tmp_path / "out" / "findings" / "0001-crash").mkdir(parents=True)
-    campaign.findings[known.signature] = known
+    campaign.tables.findings[known.signature] = known
     # what fails_without_passes leaves: a pass-order finding, re-keyed as the executor's
     finding = crash("pass-order")
     job = Job("findings", None, finding, "", "key", finding.signature)
     finding.oracle, finding.signature = "executor", known.signature
     reduction = Reduction(campaign.reductions.host, None, threading.Event(), campaign.reductions.pending)
     assert reduction.merged_into_known(job, passes=[])
-    assert known.hits == 2 and list(campaign.findings) == [known.signature]
+    assert known.hits == 2 and list(campaign.tables.findings) == [known.signature]
     # later hits of the pass-order signature count for the executor finding too
-    campaign.record(None, crash("pass-order"), "")
+    campaign.tables.record(None, crash("pass-order"), "")
     assert known.hits == 3 and not campaign.reductions.pending
     assert '"hits": 3' in (tmp_path / "out" / "findings" / "0001-crash" / "finding.json").read_text()
 

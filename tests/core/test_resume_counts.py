@@ -23,23 +23,23 @@ def test_hits_counted_before_a_checkpoint_follow_a_finding_renamed_after_it(tmp_
     first = Campaign(settings, specs, progress=False)
     case = first.maker.make_case(0)
     found = wrong_result(FIRST)
-    first.keep("findings", case, found, "log")
+    first.tables.keep("findings", case, found, "log")
     for _ in range(2):
-        first.record(case, wrong_result(FIRST), "log")
+        first.tables.record(case, wrong_result(FIRST), "log")
     first.checkpoint()
-    with first.lock:  # what the reduction does after it
-        assert not first.rename_finding(found, MINIMAL)
-    first.file_finding("findings", found, {"repro.py": "raise SystemExit(1)\n"})
-    first.record(case, wrong_result(FIRST), "log")
+    with first.tables.lock:  # what the reduction does after it
+        assert not first.tables.rename_finding(found, MINIMAL)
+    first.tables.file_finding("findings", found, {"repro.py": "raise SystemExit(1)\n"})
+    first.tables.record(case, wrong_result(FIRST), "log")
     saved = tmp_path / "out" / found.path / "finding.json"
     assert found.hits == 4 and json.loads(saved.read_text())["hits"] == 4
 
     resumed = Campaign(settings, specs, progress=False)
-    assert list(resumed.findings) == [MINIMAL] and resumed.findings[MINIMAL].hits == 3
+    assert list(resumed.tables.findings) == [MINIMAL] and resumed.tables.findings[MINIMAL].hits == 3
     assert not resumed.reductions.pending and not any((tmp_path / "out" / "pending").iterdir())
     assert json.loads(saved.read_text())["hits"] == 3
-    resumed.record(case, wrong_result(FIRST), "log")  # the case judged after the checkpoint, again
-    assert resumed.findings[MINIMAL].hits == 4
+    resumed.tables.record(case, wrong_result(FIRST), "log")  # the case judged after the checkpoint, again
+    assert resumed.tables.findings[MINIMAL].hits == 4
 
 
 def test_hirfuzz_own_bugs_are_filed_and_known_again_on_resume(tmp_path):
@@ -48,13 +48,13 @@ def test_hirfuzz_own_bugs_are_filed_and_known_again_on_resume(tmp_path):
     case = first.maker.make_case(0)
     bug = Finding(kind="mutator-error", oracle="mutation", stage="mutate", signature="mutator-error|boom",
                   message="boom", detail="Traceback: boom", case=0)
-    first.hirfuzz_bug(case, bug)
+    first.tables.hirfuzz_bug(case, bug)
     first.checkpoint()
     [folder] = (tmp_path / "out" / "hirfuzz-bugs").iterdir()
     assert (folder / "log.txt").read_text() == "Traceback: boom" and bug.path == f"hirfuzz-bugs/{folder.name}"
 
     resumed = Campaign(settings, specs, progress=False)
-    resumed.hirfuzz_bug(case, Finding(kind="mutator-error", oracle="mutation", stage="mutate",
+    resumed.tables.hirfuzz_bug(case, Finding(kind="mutator-error", oracle="mutation", stage="mutate",
                                       signature="mutator-error|boom", message="boom", case=0))
-    assert [f.hits for f in resumed.own_bugs.values()] == [2]
+    assert [f.hits for f in resumed.tables.own_bugs.values()] == [2]
     assert [d.name for d in (tmp_path / "out" / "hirfuzz-bugs").iterdir()] == [folder.name]

@@ -130,7 +130,28 @@ def test_resume_continues_the_same_graphs(tmp_path):
     cov_a = json.loads((tmp_path / "a" / "coverage.json").read_text())
     cov_b = json.loads((tmp_path / "b" / "coverage.json").read_text())
     assert cov_a == cov_b
-    assert summary_of(tmp_path / "b")["cases"] == 8
+    resumed = summary_of(tmp_path / "b")
+    assert resumed["cases"] == 8
+    # the second run's phases add to the first's
+    assert sum(phase["cases"] for phase in resumed["phases"].values()) == 8, resumed["phases"]
+
+
+def test_each_phase_says_its_seconds_and_the_cases_judged_in_it(tmp_path):
+    """A campaign whose finding is reduced: cases are judged while fuzzing, and after it
+    (the case in flight when the budget ran out); the reduction ends in the finish phase."""
+    out = tmp_path / "out"
+    proc = run_hirfuzz(*planted_args(tmp_path, out, 6, 1), env=PLANTED_EDGE)
+    assert proc.returncode == 0, proc.stderr
+    s = summary_of(out)
+    assert len(s["findings"]) == 1 and s["pending"] == []
+    phases = s["phases"]
+    assert list(phases) == ["start", "probe", "fuzz", "finish"], phases
+    assert sum(phase["cases"] for phase in phases.values()) == s["cases"] == 6, phases
+    assert phases["start"]["cases"] == phases["probe"]["cases"] == 0
+    assert phases["fuzz"]["cases"] > 0 and phases["finish"]["cases"] > 0, phases
+    # nothing to probe (no pass sequences): its phase takes next to no time
+    assert phases["start"]["seconds"] > 0 and phases["fuzz"]["seconds"] > 0 and phases["finish"]["seconds"] > 0
+    assert sum(phase["seconds"] for phase in phases.values()) <= s["elapsed_s"], (phases, s["elapsed_s"])
 
 
 def test_planted_two_op_bug_is_reduced_to_a_few_ops(tmp_path):

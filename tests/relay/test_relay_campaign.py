@@ -209,9 +209,9 @@ def test_a_crash_met_without_the_passes_is_a_finding_of_its_own_not_the_first_on
     configs = [make_config("vm", dialect="relay"),
                make_config("vm", passes=[{"name": "DynamicToStatic", "args": {}}], opt_level=1, dialect="relay")]
     # the campaign's one case is this program (as a resumed campaign runs the cases left in flight)
-    campaign.queue = [campaign.maker.make_case(0, Graph.from_json(TUPLE_TOPK), configs=configs,
+    campaign.supply.queue = [campaign.maker.make_case(0, Graph.from_json(TUPLE_TOPK), configs=configs,
                                                lowering={"plan": IN_A_GLOBAL_THROUGH_A_TUPLE})]
-    campaign.next_index = 1
+    campaign.supply.next_index = 1
     s = campaign.run()
     assert s["unconfirmed"] == [], s["unconfirmed"]
     found = {f["oracle"]: f for f in s["findings"]}

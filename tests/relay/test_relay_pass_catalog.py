@@ -66,7 +66,7 @@ def results(tmp_path_factory):
     names = CATALOG.names()
     groups = [",".join(names[i::WORKERS]) for i in range(WORKERS)]
     with ThreadPoolExecutor(WORKERS) as pool:
-        runs = list(pool.map(lambda only: run_in_relay("-m", "hirfuzz.dialects.relay.passes", "--check", path,
+        runs = list(pool.map(lambda only: run_in_relay("-m", "hirfuzz.dialects.relay.passcheck", "--check", path,
                                                        "--only", only), groups))
     found = {}
     for run in runs:

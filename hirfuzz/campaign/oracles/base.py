@@ -7,7 +7,7 @@ how to add one.
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 
@@ -16,7 +16,9 @@ from ...core.oracle import Approximation, Mismatch
 from ...protocol import describe_config
 
 if TYPE_CHECKING:
-    from ..cases import Case, CaseMaker
+    from ...core.graph import Graph
+    from ...dialects import DialectInfo
+    from ..settings import Settings
 
 
 class Oracle(str, Enum):
@@ -44,6 +46,25 @@ class Component(str, Enum):
     VM = "VM"
 
 
+class CaseMaker(Protocol):
+    """What an oracle reads of the case maker (cases.CaseMaker, which imports this package)
+    to add its configurations to a case."""
+    s: "Settings"
+    info: "DialectInfo"
+    catalog: object              # the pass catalog sequences are drawn from
+    baseline_oracle: Oracle      # the oracle whose baseline a case starts with
+
+    def config(self, executor: str, target: str, oracle: Oracle, **kw) -> dict: ...
+
+
+class Case(Protocol):
+    """What an oracle reads of a case it judges (cases.Case)."""
+    index: int
+    graph: "Graph"
+    expected: list               # TensorFacts per result of main
+    disruption: dict | None      # disruptive mode: the violation and its plan
+
+
 class OracleDefinition:
     """One oracle: the configurations it adds to a case, how it keys and words what it
     finds, what reduction may do to its findings, and how triage and titles read them.
@@ -64,7 +85,7 @@ class OracleDefinition:
     # titles say where they were seen (titles.Situation.WRONG_RESULT_ELSEWHERE)
     elsewhere: ClassVar[bool] = True
 
-    def case_configs(self, maker: "CaseMaker", rng: np.random.Generator, lowering: dict | None) -> list[dict]:
+    def case_configs(self, maker: CaseMaker, rng: np.random.Generator, lowering: dict | None) -> list[dict]:
         """The configurations it adds to a strict case (drawing from the case's CONFIGS
         stream `rng`): none by default."""
         return []
@@ -74,7 +95,7 @@ class OracleDefinition:
         from the baseline's crashes)."""
         return f"{self.name.value}|"
 
-    def compared_outputs(self, case: "Case", outputs: list[np.ndarray]) -> list[np.ndarray]:
+    def compared_outputs(self, case: Case, outputs: list[np.ndarray]) -> list[np.ndarray]:
         """The outputs of its configuration that are compared with the reference."""
         return outputs
 
@@ -88,7 +109,7 @@ class OracleDefinition:
         the judge judges, known once the workers have said so)."""
         return f" under {describe_config(config, with_passes=False)}"
 
-    def wrong_result(self, case: "Case", mismatches: list[Mismatch], config: dict, under: str,
+    def wrong_result(self, case: Case, mismatches: list[Mismatch], config: dict, under: str,
                      mutators: list[str]) -> Finding:
         """The finding of results that differ from the reference under `config`
         (`mutators`: those the case's mutant went through)."""
@@ -125,7 +146,7 @@ class BaselineOracle(OracleDefinition):
         return self.name
 
 
-def result_site(case: "Case", index: int) -> str:
+def result_site(case: Case, index: int) -> str:
     """The op and dtype of result `index` of main ("arity" where there is no such result)."""
     results = case.graph.results()
     node = case.graph.nodes[results[index].node] if 0 <= index < len(results) else None

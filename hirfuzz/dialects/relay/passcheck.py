@@ -1,6 +1,6 @@
 """Check the Relay pass catalog against TVM 0.19 (runs under the Relay environment only).
 
-    python -m hirfuzz.dialects.relay.passes --check CATALOG.json [--only NAME,...]
+    python -m hirfuzz.dialects.relay.passcheck --check CATALOG.json [--only NAME,...]
 
 CATALOG.json is the catalog as the coordinator loaded it (`[{name, args, requires,
 establishes, preserves_results, import?, search_dir?}, ...]`: PyYAML is not in the Relay
@@ -191,7 +191,7 @@ def _short(exc) -> str:
 def main(argv=None):
     argv = sys.argv[1:] if argv is None else argv
     if len(argv) < 2 or argv[0] != "--check":
-        sys.exit("usage: python -m hirfuzz.dialects.relay.passes --check CATALOG.json [--only A,B]")
+        sys.exit("usage: python -m hirfuzz.dialects.relay.passcheck --check CATALOG.json [--only A,B]")
     catalog = json.loads(open(argv[1]).read())
     only = set(argv[argv.index("--only") + 1].split(",")) if "--only" in argv else None
     expected: dict = {}
@@ -207,3 +207,7 @@ def main(argv=None):
                     result = {"pass": entry["name"], "args": args, "sample": sample, "status": "error",
                               "detail": "check itself failed: " + traceback.format_exc()[-600:]}
                 print(json.dumps(result), flush=True)
+
+
+if __name__ == "__main__":
+    main()

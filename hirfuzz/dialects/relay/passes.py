@@ -13,7 +13,7 @@ Three things in TVM 0.19 shape `apply_passes`:
   get InferType from the Sequential); InferType runs before every step, as TVM's own
   pipelines re-infer between passes, so that no step fails only for lack of types.
 
-    python -m hirfuzz.dialects.relay.passes --check CATALOG.json   (see passcheck.py)
+The catalog is checked against TVM 0.19 by passcheck.py (`python -m hirfuzz.dialects.relay.passcheck`).
 """
 from __future__ import annotations
 
@@ -79,8 +79,3 @@ def apply_passes(mod, config: dict):
         except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding
             raise IllFormedAfterPass(step["name"], exc) from exc
     return mod
-
-
-if __name__ == "__main__":
-    from .passcheck import main
-    main()

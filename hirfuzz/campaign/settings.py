@@ -1,0 +1,45 @@
+"""A campaign's settings: what the command line asked for (cli.py fills them), saved with the
+campaign folder (outdir: some must match on resume) and read by every part of the campaign."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import DEFAULT_MUTATIONS, DEFAULT_OPS
+
+
+@dataclass
+class Settings:
+    mode: str = "strict"
+    seed: int = 0
+    iterations: int | None = None
+    time_s: float | None = None
+    ops: int = DEFAULT_OPS
+    out: str = "hirfuzz-out"
+    guided: bool = True
+    only_ops: list[str] | None = None
+    dtypes: list[str] | None = None
+    timeout_s: float = 60.0
+    max_memory_mb: int | None = 8192
+    spec_dir: str | None = None
+    verify: bool = True
+    jobs: int | None = 1                   # workers per IR; with --ray a cap (None: the cluster's CPUs)
+    reduce: bool = True
+    recycle_after: int | None = 500
+    targets: list[str] = field(default_factory=lambda: ["llvm"])
+    executors: list[str] = field(default_factory=lambda: ["vm"])
+    pass_fuzz: bool = True                 # also build each case after a drawn pass sequence
+    pass_seq: list[dict] | None = None     # a pinned sequence (--pass-seq), instead of drawing
+    pass_files: list[str] = field(default_factory=list)
+    features: bool = True                  # lower with functions, closures and Relax features
+    mutations: int = DEFAULT_MUTATIONS     # mutators applied to make each case's mutant (0: none)
+    dialect: str = "relax"                 # the IR fuzzed (--ir)
+    tvm_python: str | None = None          # the interpreter holding the TVM under test (None: this one)
+    tvm_env: dict = field(default_factory=dict)  # what it needs in its environment
+    cross_dialect: str | None = None       # the cross-IR oracle's second IR (--ir relay,relax)
+    cross_python: str | None = None        # the interpreter holding its TVM (None: this one)
+    cross_env: dict = field(default_factory=dict)
+    known: str | None = None               # --known: a signature list or an earlier campaign's folder
+    ray: str | None = None                 # --ray: the cluster's address ("local": start one here)
+    tvm_managed: str | None = None         # the managed environment --tvm-python names, made on each Ray node
+    cross_managed: str | None = None       # likewise for the second IR
+    direct: bool = True                    # steer generation to what the pinned passes' probe found

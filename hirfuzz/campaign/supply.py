@@ -1,0 +1,89 @@
+"""The cases a campaign hands out, in order: those a killed run left unjudged, then new ones
+(the next one made ahead while the workers build), within the budget (--iterations,
+--time) and until a signal stops the campaign."""
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from ..core.graph import Graph
+from .cases import Case, CaseMaker
+
+if TYPE_CHECKING:
+    from .cross import CrossSide
+    from .settings import Settings
+    from .tallies import Counters
+
+
+class CaseSupply:
+    def __init__(self, settings: "Settings", maker: CaseMaker, cross: "CrossSide | None", counters: "Counters",
+                 started: float):
+        self.s, self.maker, self.cross, self.counters = settings, maker, cross, counters
+        self.started = started   # when this run of the campaign started (--time counts from there)
+        self.next_index = 0
+        self.queue: list[Case] = []  # resumed: generated before a kill, never judged
+        self.ahead: list[Case] = []  # made while the workers were busy, for the next idle one
+        self._made_at: dict[int, float] = {}  # case made ahead -> when
+        self.stopping = False    # a signal stopped the campaign: no case is handed out any more
+
+    def restore(self, state: dict):
+        """Where a checkpoint left the supply: the next index, and the cases it had handed
+        out or made but not judged, which run first, unchanged."""
+        self.next_index = state["next_index"]
+        self.queue = [self.maker.make_case(c["index"], Graph.from_json(c["graph"]), c.get("disruption"),
+                                           lowering=c.get("lowering")) for c in state.get("in_flight", [])]
+
+    def unjudged(self) -> list[Case]:
+        """The cases made and not handed out yet (a checkpoint keeps them)."""
+        return self.queue + self.ahead
+
+    def next_case(self) -> Case | None:
+        """The case for the next idle worker: a resumed one, the one made ahead, or a new one."""
+        if self.queue:
+            return self.with_cross_half(self.queue.pop(0))
+        if self.stopping or self.time_up():
+            return None
+        if self.ahead:
+            return self.ahead.pop(0)
+        return self.make_next_case()
+
+    def waited_s(self, case: Case) -> float:
+        """How long `case` waited for a worker since it was made (0 for a resumed one)."""
+        now = time.monotonic()
+        return now - self._made_at.pop(case.index, now)
+
+    def make_next_case(self) -> Case | None:
+        if self.iterations_done():
+            return None
+        t0 = time.perf_counter()
+        case = self.with_cross_half(self.maker.make_case(self.next_index))
+        self.counters.gen_s += time.perf_counter() - t0
+        self._made_at[case.index] = time.monotonic()
+        self.next_index += 1
+        return case
+
+    def make_ahead(self):
+        """Make the next case while the workers build, so that the next worker to answer
+        starts it at once instead of waiting for generation and the input search."""
+        if self.ahead or self.stopping or self.time_up():
+            return
+        case = self.make_next_case()  # None once --iterations cases are made
+        if case is not None:
+            self.ahead.append(case)
+
+    def with_cross_half(self, case: Case) -> Case:
+        if self.cross is not None:
+            case.cross = self.cross.half(case)
+        return case
+
+    def handing_out(self) -> bool:
+        """Whether cases are still to be handed out (what next_case would give)."""
+        if self.stopping:
+            return False
+        return bool(self.queue) or not self.time_up() and (bool(self.ahead) or not self.iterations_done())
+
+    def iterations_done(self) -> bool:
+        return self.s.iterations is not None and self.next_index >= self.s.iterations
+
+    def time_up(self) -> bool:
+        return self.s.time_s is not None and time.monotonic() - self.started >= self.s.time_s
