@@ -2,9 +2,9 @@
 
 An `Outcome` (outcome.py) is how far the case got (`Status`, and the stage that failed)
 and the finding it shows, if any. Each oracle (campaign/oracles/) says how its findings
-are keyed and worded; which oracle judges a configuration follows from what sets it
-apart from the baseline (`oracles.oracle_of`). Judging has no side effects: the campaign counts
-and records outcomes, and the reducer judges its trial runs with the same `Judge`.
+are keyed and worded; a configuration other than the baseline is judged by the oracle
+it names (`oracles.oracle_of`). Judging has no side effects: the campaign counts and
+records outcomes, and the reducer judges its trial runs with the same `Judge`.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from ..dialects.base import ILL_FORMED_STAGE
 from ..core.oracle import Approximation, compare_results
 from ..protocol import decode_array
 from .cases import Case
-from .oracles import ORACLES, Oracle, definition, oracle_of
+from .oracles import ORACLES, Oracle, oracle_of
 from .outcome import Outcome, Status
 from .sandbox import Death, memory_evidence, short_of_room
 
@@ -92,7 +92,7 @@ class Judge:
             return self._crash(case, reply, config, self.crash_oracle if oracle is self.baseline else oracle)
         if not case.runnable:
             return Outcome(Status.BUILT)
-        outputs = definition(oracle).compared_outputs(case, [decode_array(a) for a in reply["outputs"]])
+        outputs = ORACLES[oracle].compared_outputs(case, [decode_array(a) for a in reply["outputs"]])
         mismatches = compare_results(case.expected, outputs, Approximation.of_passes(config["passes"]))
         if not mismatches:
             return Outcome(Status.OK if any(f.stable for f in case.expected) else Status.RAN)

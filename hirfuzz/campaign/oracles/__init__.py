@@ -66,4 +66,5 @@ def oracle_of(config: dict) -> Oracle:
     return Oracle.PASS_ORDER if config["passes"] else Oracle.EXECUTOR
 
 
-__all__ = ["BaselineOracle", "Component", "ORACLE_FIELD", "ORACLES", "Oracle", "OracleDefinition", "definition", "oracle_of"]
+__all__ = ["BaselineOracle", "Component", "ORACLE_FIELD", "ORACLES", "Oracle", "OracleDefinition", "definition",
+           "oracle_of"]
