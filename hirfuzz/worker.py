@@ -18,9 +18,9 @@ from collections import OrderedDict
 # CACHE_SIZE); "0" turns reuse off altogether, within a case too (to compare with it on)
 CACHE_ENV = "HIRFUZZ_BUILD_CACHE"
 CACHE_SIZE = 8
-# configuration keys that do not reach the build: the passes ran before it, and which
-# module a configuration takes is in the module itself
-NOT_BUILD_SETTINGS = ("passes", "module", "plain")
+# configuration keys that do not reach the build: the passes ran before it, which module
+# a configuration takes is in the module itself, and its oracle judges what it built
+NOT_BUILD_SETTINGS = ("passes", "module", "plain", "oracle")
 
 
 class BuildCache:

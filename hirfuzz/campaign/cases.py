@@ -23,11 +23,11 @@ from ..core.coverage import Coverage
 from ..core.generate import GenStats, Rejected, generate_graph
 from ..core.graph import Graph
 from ..core.inputs import choose_inputs
-from ..core.passes import draw_sequence
 from ..core.plan import Knobs, LoweringPlan, plan_lowering
 from ..core.violations import draw_inputs as draw_violation_inputs, generate_violation, violation_plan
 from ..errors import HirfuzzError
 from ..protocol import encode_array, make_config
+from .oracles import ORACLE_FIELD, ORACLES, Oracle
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -73,11 +73,14 @@ class Stream(IntEnum):
 class CaseMaker:
     """Makes case `index` of a campaign: generated anew, or again from a graph kept on disk."""
 
-    def __init__(self, settings: "Settings", specs, info, catalog):
+    def __init__(self, settings: "Settings", specs, info, catalog, baseline_oracle: Oracle = Oracle.REFERENCE):
         self.s = settings
         self.specs = specs
         self.info = info          # the dialect as the coordinator knows it (dialects.DialectInfo)
         self.catalog = catalog    # the pass catalog sequences are drawn from
+        # the oracle whose baseline a case starts with: a cross-IR campaign's second IR's is
+        # the cross-IR oracle's (campaign.cross)
+        self.baseline_oracle = baseline_oracle
         self.violable = self.violable_ops() if settings.mode == "disruptive" else []
         # the generation state a checkpoint saves (see restore)
         self.coverage = Coverage()
@@ -156,25 +159,14 @@ class CaseMaker:
 
     def case_configs(self, index: int, lowering: dict | None = None) -> list[dict]:
         """Baseline first (the VM on the first target), then a pass sequence, then the mutant,
-        then the other executors and targets: the matrix one case goes through."""
+        then the other executors and targets: the matrix one case goes through, each oracle
+        adding its own (oracles.ORACLES, in order)."""
         rng = self.case_rng(index, Stream.CONFIGS)
-        base = self.info.baseline
-        configs = [self.config(base, self.s.targets[0])]
-        seq = self.s.pass_seq
-        if seq is None and self.s.pass_fuzz:
-            seq = draw_sequence(self.catalog, rng)
-        if seq:
-            levels = self.info.pass_opt_levels
-            configs.append(self.config(base, self.s.targets[0], passes=seq,
-                                       opt_level=levels[int(rng.integers(len(levels)))]))
-        if lowering and lowering.get("mutation"):
-            configs.append({**self.config(base, self.s.targets[0]), "module": 1})
-        configs += [self.config(e, self.s.targets[0]) for e in self.s.executors if e != base]
-        configs += [self.config(base, t) for t in self.s.targets[1:]]
-        return configs
+        return [config for oracle in ORACLES.values() for config in oracle.case_configs(self, rng, lowering)]
 
-    def config(self, executor: str, target: str, **kw) -> dict:
-        return make_config(executor, target, dialect=self.s.dialect, **kw)
+    def config(self, executor: str, target: str, oracle: Oracle, **kw) -> dict:
+        """A configuration of the campaign's dialect, naming the oracle that judges it."""
+        return {**make_config(executor, target, dialect=self.s.dialect, **kw), ORACLE_FIELD: oracle.value}
 
     def make_disruptive_case(self, index: int, graph: Graph | None, disruption: dict | None) -> Case:
         """A valid graph (none for even cases: single-node, as HIRGen did) plus one violation."""
@@ -199,7 +191,7 @@ class CaseMaker:
         # its violating call reads as values
         expected = [chosen.facts[r] for r in graph.results()]
         case = Case(index, graph, inputs, True, expected, gen_ms, chosen.reason, chosen.op, disruption=disruption,
-                    configs=[self.config(self.info.baseline, self.s.targets[0])])
+                    configs=[ORACLES[Oracle.DISRUPTIVE].disruptive_config(self)])
         case.request = {"case": index, "graph": graph.to_json(), "calls": call_records(graph, self.specs),
                         "configs": case.configs, "run": True,
                         "violation": disruption["plan"], "inputs": [encode_array(a) for a in inputs]}

@@ -25,7 +25,9 @@ from ..errors import HirfuzzError
 from .cases import Case, CaseMaker
 from .cross import compare_sides, ir_label, open_cross_side, settle
 from .findings import FindingTables
-from .judge import Judge, Oracle, Outcome, Status
+from .judge import Judge
+from .oracles import Oracle
+from .outcome import Outcome, Status
 from .known import KnownFindings, load_known
 from .outdir import FIXED_SETTINGS, OutDir, OutputError, write_atomic
 from .phases import Phase, PhaseClock

@@ -25,7 +25,9 @@ from ..core.spec import load_specs
 from ..dialects import DialectInfo, dialect_info
 from ..protocol import decode_array
 from .cases import Case, CaseMaker
-from .judge import Judge, Oracle, Outcome, Status
+from .judge import Judge
+from .oracles import Oracle
+from .outcome import Outcome, Status
 from .sandbox import Death
 
 if TYPE_CHECKING:
@@ -55,7 +57,7 @@ def open_cross_side(settings: "Settings", specs, tvm_version: Callable[[], str])
                   executors=[info.baseline], targets=settings.targets[:1], pass_fuzz=False, pass_seq=None,
                   pass_files=[], mutations=0, cross_dialect=None, cross_python=None, cross_env={})
     side_specs = load_specs(settings.spec_dir, dialect=info.name).restrict(specs.names())
-    maker = CaseMaker(own, side_specs, info, load_catalog([], builtin=info.catalog))
+    maker = CaseMaker(own, side_specs, info, load_catalog([], builtin=info.catalog), baseline_oracle=Oracle.CROSS_IR)
     judge = Judge(side_specs, {}, baseline=Oracle.CROSS_IR, label=lambda: ir_label(info.name, tvm_version()))
     return CrossSide(own, info, side_specs, maker, judge)
 

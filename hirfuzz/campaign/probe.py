@@ -30,6 +30,7 @@ from ..core.passes import parse_sequence
 from ..core.probe import (Direction, Outcome, PassProbe, Program, SiteKind, SiteResult, fanout_programs,
                           feature_programs, op_programs, pair_programs)
 from ..protocol import make_config
+from .oracles import Oracle
 from .outdir import write_atomic
 from .sandbox import Death
 
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from ..core.spec import SpecSet
     from ..dialects import DialectInfo
     from .cases import CaseMaker
-    from .judge import Outcome as CaseOutcome
+    from .outcome import Outcome as CaseOutcome
     from .outdir import OutDir
     from .settings import Settings
 
@@ -217,8 +218,9 @@ class Prober:
                 seen.add(pattern)
                 chosen.append((program, result))
         maker, base, target = self.context.maker, self.context.info.baseline, self.settings.targets[0]
-        configs = [maker.config(base, target), maker.config(base, target, passes=seq,
-                                                            opt_level=max(self.context.info.pass_opt_levels))]
+        configs = [maker.config(base, target, Oracle.REFERENCE),
+                   maker.config(base, target, Oracle.PASS_ORDER, passes=seq,
+                                opt_level=max(self.context.info.pass_opt_levels))]
         worker = self.context.pool.idle(self.settings.dialect)[0]
         for i, (program, result) in enumerate(chosen):
             lowering = {"plan": program.plan} if program.plan else {}
@@ -227,7 +229,7 @@ class Prober:
                 continue
             outcome = self.context.classify(case, worker.run_one(case.request, self.settings.timeout_s))
             finding = outcome.finding
-            if finding is not None and finding.oracle == "pass-order":
+            if finding is not None and finding.oracle == Oracle.PASS_ORDER:
                 last = max(j for j, o in enumerate(result.outcomes) if o is Outcome.CHANGED)
                 result.outcomes[last] = Outcome.ALTERED
                 result.detail = finding.message[:300]

@@ -35,7 +35,7 @@ from .report import bug_report
 from .sandbox import Worker, WorkerError
 from ..core.finding import Finding, short_id
 from ..protocol import decode_array, describe_config
-from .judge import AGAINST_BASELINE, Oracle
+from .oracles import ORACLES, Oracle, definition
 from .reduction_host import ReductionHost
 from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats
 from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
@@ -244,13 +244,13 @@ def same_signature(found: str, signature: str, oracle_may_change: bool = False) 
     return _crash_parts(found, oracle_may_change) == _crash_parts(signature, oracle_may_change)
 
 
-# the oracles that prefix their crashes' signatures (judge.Judge._prefix: the crash oracle's have none)
-_PREFIXES = {o.value for o in Oracle} - {Oracle.CRASH.value}
+# what the oracles' crash signatures start with (the crash oracle's start with nothing)
+_PREFIXES = {oracle.crash_prefix() for oracle in ORACLES.values()} - {""}
 
 
 def _crash_parts(signature: str, without_oracle: bool) -> list[str]:
     head, _, rest = signature.partition("|")
-    if without_oracle and head in _PREFIXES:
+    if without_oracle and f"{head}|" in _PREFIXES:
         signature = rest
     return signature.split("|", 4)  # the message, last, may hold a "|" itself
 
@@ -328,8 +328,9 @@ class Reduction:
         it as a hit where a finding is already saved, known or pending under the new signature."""
         host, finding = self.host, job.finding
         signature = finding.signature
-        if finding.kind == "wrong-result" and finding.oracle == Oracle.PASS_ORDER and passes:
-            signature = "|".join(signature.split("|")[:3] + [",".join(step["name"] for step in passes)])
+        oracle = definition(finding.oracle)
+        if finding.kind == "wrong-result" and oracle.narrows_passes and passes:
+            signature = oracle.minimal_signature(signature, passes)
         if signature == job.signature:
             return False
         with host.lock:
@@ -489,7 +490,7 @@ class Reduction:
         of its own, recorded as the campaign records any; this one keeps its passes, its
         stage and its exception (a half-renamed finding is checked against a script that
         fails as the other one does, and is lost to unconfirmed/)."""
-        alone = {**config, "passes": []}
+        alone = ORACLES[Oracle.PASS_ORDER].without_passes(config)
         without = self.variant(case, configs=[case.configs[0], alone])
         found = self.finding_of(without)
         if found is None:
@@ -523,5 +524,5 @@ class Reduction:
         config = first.extra.get("config")
         if first.stage == "worker" or config is None:
             return self.variant(original, configs=isolated.configs)
-        configs = [original.configs[0], config] if first.oracle in AGAINST_BASELINE else [config]
+        configs = [original.configs[0], config] if definition(first.oracle).against_baseline else [config]
         return self.variant(original, configs=configs)

@@ -11,7 +11,7 @@ from ..core.finding import Finding
 if TYPE_CHECKING:
     from ..dialects import DialectInfo
     from .cases import Case
-    from .judge import Outcome
+    from .outcome import Outcome
     from .outdir import OutDir
     from .settings import Settings
     from .tallies import Counters

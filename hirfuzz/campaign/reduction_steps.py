@@ -30,7 +30,7 @@ from ..core.finding import Finding
 from ..core.passes import minimise_sequence
 from ..core.plan import LoweringPlan
 from ..core.reduce import reduce_graph
-from .judge import AGAINST_BASELINE, Oracle
+from .oracles import ORACLES, Oracle, definition
 
 if TYPE_CHECKING:
     from .cases import Case
@@ -88,7 +88,7 @@ class Step:
 def _under(reduction: "Reduction", case: "Case", config: dict, finding: Finding) -> "Case":
     """The case under the failing configuration alone, after the baseline where the
     finding's oracle judges against the baseline's run (a reproducer then builds both)."""
-    configs = [case.configs[0], config] if finding.oracle in AGAINST_BASELINE else [config]
+    configs = [case.configs[0], config] if definition(finding.oracle).against_baseline else [config]
     return reduction.variant(case, configs=configs)
 
 
@@ -116,7 +116,7 @@ class IsolateConfig(Step):
 
 def _failing_passes(state: Finishing) -> bool:
     """Is the finding a pass sequence's, isolated to a configuration that runs passes?"""
-    return (not state.whole and state.finding.oracle == Oracle.PASS_ORDER
+    return (not state.whole and definition(state.finding.oracle).narrows_passes
             and bool(state.case.configs[-1]["passes"]))
 
 
@@ -133,7 +133,7 @@ class DropPasses(Step):
         config = case.configs[-1]
         if not reduction.fails_without_passes(case, finding, config):
             return case
-        return _under(reduction, case, {**config, "passes": []}, finding)
+        return _under(reduction, case, ORACLES[Oracle.PASS_ORDER].without_passes(config), finding)
 
 
 class MinimisePasses(Step):

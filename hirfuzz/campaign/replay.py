@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ..core.finding import Finding
 from ..errors import HirfuzzError
+from .oracles import Oracle
 from .outdir import write_atomic
 from .verify import check_finding_scripts
 from .report import campaign_report, with_versions_line
@@ -64,7 +65,7 @@ def replay(folder: Path, timeout_s: float, python: str | None = None) -> tuple[s
     """('reproduces' | 'fixed' | 'differs' | 'cannot-run', what was observed)."""
     data = json.loads((folder / "finding.json").read_text())
     finding = Finding(**data)
-    second_ir = finding.oracle == "cross-ir"
+    second_ir = finding.oracle == Oracle.CROSS_IR
     settings = campaign_settings(folder)
     recorded, env = recorded_interpreter(settings, second_ir)
     outcome = check_finding_scripts(folder, finding, timeout_s, python=python or recorded,

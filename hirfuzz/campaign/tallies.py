@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, fields
 
 from ..core.plan import LoweringPlan
 from .cases import Case
-from .judge import Outcome, Status
+from .outcome import Outcome, Status
 from .timings import add_totals
 
 # the statuses of a case whose baseline ran, or at least built

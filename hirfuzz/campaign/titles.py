@@ -22,6 +22,7 @@ import yaml
 
 from ..dialects import dialect_infos
 from ..protocol import describe_config
+from .oracles import definition
 
 TITLE_WIDTH = 100
 MIN_DETAIL = 30   # a head must leave this much room for the detail (or all of a shorter one)
@@ -229,8 +230,7 @@ def situation(finding: dict) -> Situation:
     if kind == "wrong-result":
         if after_passes:
             return Situation.WRONG_RESULT_AFTER_PASSES
-        return Situation.WRONG_RESULT if finding.get("oracle") in ("reference", "crash") else \
-            Situation.WRONG_RESULT_ELSEWHERE
+        return Situation.WRONG_RESULT_ELSEWHERE if definition(finding["oracle"]).elsewhere else Situation.WRONG_RESULT
     if kind == "hang":
         return Situation.HANG_AFTER_PASSES if after_passes else Situation.HANG
     if stage == "passes":

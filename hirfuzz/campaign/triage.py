@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import Enum
 
 from ..core.finding import Finding
+from .oracles import Component, definition
 from .titles import message_error
 
 
@@ -15,13 +16,6 @@ class TriageClass(str, Enum):
     POOR_DIAGNOSTIC = "poor diagnostic"
     SILENT_ACCEPTANCE = "silent acceptance"
     DOCUMENTED_LIMITATION = "documented limitation"
-
-
-class Component(str, Enum):
-    PASS = "pass"
-    OPERATOR = "operator"
-    CODEGEN = "codegen"
-    VM = "VM"
 
 
 # a build that fails in these parts of TVM fails on an operator's own lowering, not on codegen
@@ -45,15 +39,6 @@ def _crash_component(finding: Finding) -> tuple[Component, str]:
     if finding.stage == "worker":
         return Component.CODEGEN, f"the process died ({finding.extra.get('signal')}) while building or running"
     return _build_component(finding)
-
-
-def _wrong_result_component(finding: Finding) -> tuple[Component, str]:
-    if finding.oracle == "pass-order":
-        return Component.PASS, (f"the program without passes agrees with NumPy; after {finding.extra.get('passes')} "
-                                "it does not")
-    if finding.oracle == "executor":
-        return Component.CODEGEN, "the baseline build agrees with NumPy; another executor or target does not"
-    return Component.OPERATOR, "the built program's result differs from NumPy's for the operator named"
 
 
 def classify_finding(finding: Finding, spec_notes: dict[str, str] | None = None) -> dict:
@@ -86,7 +71,7 @@ def _classified(finding: Finding, spec_notes: dict[str, str]) -> tuple[TriageCla
         component, where = _crash_component(finding)
         return TriageClass.POOR_DIAGNOSTIC, (component, f"{what} crashed TVM instead of being rejected: {where}")
     if finding.kind == "wrong-result":
-        return TriageClass.WRONG_RESULT, _wrong_result_component(finding)
+        return TriageClass.WRONG_RESULT, definition(finding.oracle).wrong_result_component(finding)
     component, where = _crash_component(finding)
     return TriageClass.CRASH_ON_VALID, (
         component, f"the program is valid (strictly generated, well-formed and type-checked before any pass): {where}")

@@ -7,6 +7,7 @@ import threading
 import pytest
 
 from hirfuzz.campaign.coordinator import Campaign, Settings
+from hirfuzz.campaign.oracles import ORACLE_FIELD, Oracle
 from hirfuzz.campaign.reducer import Job, Reduction, same_signature
 from hirfuzz.campaign.reduction_steps import REDUCING, Finishing
 from hirfuzz.core.finding import Finding
@@ -162,7 +163,8 @@ def test_a_configuration_without_passes_takes_the_finding_only_where_it_fails_al
         said = "type inference failed" if request["configs"][1]["passes"] else without_passes
         return {**baseline, "others": [crash_reply(said)]}
     reduction.worker.answer = answer
-    config = {**case.configs[0], "passes": [{"name": "DynamicToStatic", "args": {}}]}
+    config = {**case.configs[0], "passes": [{"name": "DynamicToStatic", "args": {}}],
+              ORACLE_FIELD: Oracle.PASS_ORDER.value}
     case = reduction.variant(case, configs=[case.configs[0], config])
     finding = host.classify(case, answer(case.request, 0)).finding
     assert finding.oracle == "pass-order" and "type inference failed" in finding.message

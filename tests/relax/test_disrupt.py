@@ -243,8 +243,10 @@ def test_a_finding_whose_call_alone_does_not_fail_alike_is_unconfirmed_with_the_
     rows = {f["kind"]: out / f["path"] for f in s["findings"]}
     poor, accepted = rows["poor-diagnostic"], rows["silent-acceptance"]
     wrong, right = (accepted / REPRO).read_text(), (poor / REPRO).read_text()
+    # what Reduction reads of its host (FindingScripts takes info, specs and tvm_version;
+    # verifying renders nothing, so none of them is used)
     host = SimpleNamespace(settings=SimpleNamespace(timeout_s=120), out=tmp_path, lock=threading.Lock(),
-                           counters=SimpleNamespace(verify_s=0.0))
+                           counters=SimpleNamespace(verify_s=0.0), info=None, specs=None, tvm_version=lambda: "")
     worker = SimpleNamespace(check_scripts=lambda folder, finding, limit: check_finding_scripts(folder, finding, limit))
     reduction = Reduction(host, worker, threading.Event(), {})
     for scripts, form in (([(ReproForm.CALL, wrong), (ReproForm.CALL_IN_FUNCTION, right)], "call-in-function"),

@@ -1,0 +1,45 @@
+"""What judging a worker's answer to a case gives: how far the case got (`Status`, and the
+stage that failed) and the finding it shows, if any (`Outcome`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+
+from ..core.finding import Finding
+
+
+class Status(Enum):
+    """How far a case got, as its baseline's answer (or a disruptive case's) says."""
+    OK = "ok"              # ran, and its results agree with the reference
+    RAN = "ran"            # ran; no result was stable enough to compare
+    BUILT = "built"        # built, not run: every input draw may trap
+    MISMATCH = "mismatch"  # ran, and a result differs
+    ERROR = "error"        # failed at a stage (Outcome.stage)
+    # its worker died (sandbox.Death.reason)
+    SIGNAL = "signal"
+    EXIT = "exit"
+    TIMEOUT = "timeout"
+    # its worker ran out of the --max-memory limit (sandbox.Death.memory_limit_mb): the limit's
+    # doing, not a finding; counted, and said
+    OUT_OF_MEMORY = "out-of-memory"
+    # disruptive mode: what TVM did with the broken program (core.violations.CLASSES),
+    # at a stage (Outcome.stage)
+    CLEAN_REJECTION = "clean-rejection"
+    POOR_DIAGNOSTIC = "poor-diagnostic"
+    CRASH = "crash"
+    SILENT_ACCEPTANCE = "silent-acceptance"
+    ACCEPTED_UNLISTED_DTYPE = "accepted-unlisted-dtype"   # counted, not a finding (violations.classify)
+
+
+@dataclass
+class Outcome:
+    status: Status
+    stage: str | None = None        # where an error, or a disruptive case's class, was seen
+    finding: Finding | None = None
+    log: str = ""
+
+    @property
+    def status_text(self) -> str:
+        """The status as stats.jsonl spells it: "ok", "signal", "error:build",
+        "clean-rejection:lower"."""
+        return self.status.value if self.stage is None else f"{self.status.value}:{self.stage}"

@@ -1,0 +1,61 @@
+"""The oracles' registry (campaign/oracles/): every configuration a case is made with names
+the oracle that judges it, and a configuration from before that field (an older campaign's
+case.json) is judged by the oracle its shape implied, so old findings replay alike."""
+from __future__ import annotations
+
+import pytest
+
+from hirfuzz.campaign.coordinator import Campaign, Settings
+from hirfuzz.campaign.oracles import ORACLE_FIELD, ORACLES, Oracle, oracle_of
+from hirfuzz.core.spec import load_specs
+from hirfuzz.protocol import encode_array
+
+
+def without_field(config: dict) -> dict:
+    return {k: v for k, v in config.items() if k != ORACLE_FIELD}
+
+
+def crash_reply(message: str) -> dict:
+    return {"status": "error", "stage": "build", "exc_type": "InternalError", "message": message,
+            "traceback": f"InternalError: {message}"}
+
+
+@pytest.fixture
+def campaign(tmp_path):
+    settings = Settings(out=str(tmp_path / "out"), iterations=0, executors=["vm", "compiled"], mutations=1,
+                        pass_seq=[{"name": "FoldConstant", "args": {}}])
+    return Campaign(settings, load_specs(), progress=False)
+
+
+def test_every_oracle_is_registered_under_its_name():
+    assert set(ORACLES) == set(Oracle)
+    assert all(name is oracle.name for name, oracle in ORACLES.items())
+    # reduction keeps the baseline beside these oracles' configurations
+    assert {name for name, oracle in ORACLES.items() if oracle.against_baseline} == {
+        Oracle.PASS_ORDER, Oracle.EXECUTOR, Oracle.MUTATION}
+
+
+def test_each_configuration_of_a_case_names_the_oracle_its_shape_implied(campaign):
+    configs = campaign.maker.make_case(0).configs
+    assert [c[ORACLE_FIELD] for c in configs] == ["reference", "pass-order", "mutation", "executor"]
+    # an older case.json's configurations, without the field, are judged by the same oracles
+    assert [oracle_of(without_field(c)) for c in configs[1:]] == [oracle_of(c) for c in configs[1:]]
+
+
+def test_a_configuration_without_the_field_is_judged_as_one_with_it(campaign):
+    case = campaign.maker.make_case(0)
+    baseline = {"status": "ok", "outputs": [encode_array(f.value) for f in case.expected]}
+    answer = {**baseline, "others": [crash_reply("Check failed: planted")] * 3}
+    found = campaign.judging.classify(case, answer).finding
+    old = campaign.maker.make_case(0, case.graph, configs=[without_field(c) for c in case.configs],
+                                   lowering=case.lowering)
+    was = campaign.judging.classify(old, answer).finding
+    assert found.oracle == Oracle.PASS_ORDER and found.signature.startswith("pass-order|crash|build|")
+    assert (was.oracle, was.signature) == (found.oracle, found.signature)
+
+
+def test_a_pass_sequence_dropped_leaves_the_executor_oracle_s_configuration(campaign):
+    config = campaign.maker.make_case(0).configs[1]
+    alone = ORACLES[Oracle.PASS_ORDER].without_passes(config)
+    assert alone["passes"] == [] and oracle_of(alone) is Oracle.EXECUTOR
+    assert oracle_of(without_field(alone)) is Oracle.EXECUTOR  # as the shape alone said
