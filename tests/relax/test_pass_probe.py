@@ -109,7 +109,7 @@ def test_no_direct_probes_but_does_not_steer(tmp_path):
 
 # each faulty pass (one pattern class of issue 14), and the cases a campaign is given to find it
 FAULTY_CAMPAIGNS = [
-    pytest.param("SubtractScalarConst", 8, id="op-with-scalar-constant"),
+    pytest.param("SubtractScalarConst", 8, id="op-with-scalar-constant", marks=pytest.mark.slow),
     pytest.param("BroadcastAdd", 8, id="broadcast-shape"),
     # 5: case 5 of this campaign is a program TVM takes over a minute to build (a hang, not this test's matter)
     pytest.param("MaximumInt8", 5, id="dtype", marks=pytest.mark.slow),
