@@ -151,7 +151,9 @@ def test_each_phase_says_its_seconds_and_the_cases_judged_in_it(tmp_path):
     assert phases["fuzz"]["cases"] > 0 and phases["finish"]["cases"] > 0, phases
     # nothing to probe (no pass sequences): its phase takes next to no time
     assert phases["start"]["seconds"] > 0 and phases["fuzz"]["seconds"] > 0 and phases["finish"]["seconds"] > 0
-    assert sum(phase["seconds"] for phase in phases.values()) <= s["elapsed_s"], (phases, s["elapsed_s"])
+    # each figure is rounded to the millisecond: their sum may pass the total by half of one each
+    assert sum(phase["seconds"] for phase in phases.values()) <= s["elapsed_s"] + 0.0005 * len(phases), (
+        phases, s["elapsed_s"])
 
 
 def test_planted_two_op_bug_is_reduced_to_a_few_ops(tmp_path):
