@@ -349,9 +349,7 @@ class Reduction:
         folder the finding goes to and what the scripts printed."""
         staging = save_folder(self.host.out / ".staging", job.key, files)
         t0 = time.monotonic()
-        # a hang is confirmed only if the script alone spends three times the case's limit
-        # in CPU time: a build that was merely slow, on a loaded machine too, then finishes
-        limit = max(self.s.timeout_s, 60) * (3 if finding.kind == "hang" else 1)
+        limit = self.script_limit(finding)
         # on the lent worker's machine, under its interpreter: a Ray node's, with --ray
         outcome = self.worker.check_scripts(staging, finding, limit)
         shutil.rmtree(staging, ignore_errors=True)
@@ -368,6 +366,12 @@ class Reduction:
             f"\n--- {HARNESS}:\n{outcome.harness_output}" if outcome.harness_output else "")
         return ("findings" if outcome.reproduced else "unconfirmed"), outcome
 
+    def script_limit(self, finding: Finding) -> float:
+        """Seconds a finding's script may take alone. A hang is confirmed only if the script
+        spends three times the case's limit in CPU time: a build that was merely slow, on a
+        loaded machine too, then finishes."""
+        return max(self.s.timeout_s, 60) * (3 if finding.kind == "hang" else 1)
+
     def date(self, job: Job, finding: Finding, files: dict):
         """Version triage: the confirmed finding's repro.py run unchanged under the other TVM
         releases and under --baseline (versions.py), here, as the user will run it. A
@@ -376,7 +380,7 @@ class Reduction:
         releases, baseline = self.host.releases(), self.host.baseline()
         staging = save_folder(self.host.out / ".staging", f"{job.key}-versions", files)
         t0 = time.monotonic()
-        limit = max(self.s.timeout_s, 60)
+        limit = self.script_limit(finding)  # a hang must hang alike there too
         try:
             versions = try_releases(staging, finding, releases, limit, self.host.tvm_version()) if releases else None
             on_baseline = verdict_under(staging, finding, baseline, limit) if baseline else None

@@ -23,6 +23,7 @@ calls and successes; the step itself counts nothing.
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterable, Protocol
 
@@ -72,7 +73,7 @@ class Finishing:
     stats: dict[str, StepStats] = field(default_factory=dict)  # the steps that ran, in order
 
 
-class Step:
+class Step(ABC):
     """One named way of making a failing case smaller or more precise."""
     name: ClassVar[str]
 
@@ -81,8 +82,9 @@ class Step:
         does not apply is not run, and has no statistics in finding.json)."""
         return True
 
+    @abstractmethod
     def run(self, reduction: "Reduction", state: Finishing) -> "Case":
-        raise NotImplementedError
+        """The case, smaller where a trial allowed (or `state.case` itself)."""
 
 
 def _under(reduction: "Reduction", case: "Case", config: dict, finding: Finding) -> "Case":

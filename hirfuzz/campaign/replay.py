@@ -24,7 +24,7 @@ from ..errors import HirfuzzError
 from .oracles import Oracle
 from .outdir import write_atomic
 from .verify import check_finding_scripts
-from .report import campaign_report, with_versions_line
+from .report import campaign_report, with_versions_lines
 from .versions import regression_since, release_of, try_releases, versions_sentence
 
 
@@ -89,7 +89,7 @@ def record_versions(folder: Path, releases: list, timeout_s: float) -> str:
     write_atomic(path, json.dumps(data, indent=2) + "\n")
     report = folder / "bug-report.md"
     if report.exists():
-        write_atomic(report, with_versions_line(report.read_text(), data))
+        write_atomic(report, with_versions_lines(report.read_text(), data))
     return versions_sentence(versions)
 
 

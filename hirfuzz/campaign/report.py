@@ -154,7 +154,7 @@ def bug_report(finding: dict, repro: str, outcome, installation: dict, target: s
         *_environment(installation or {}, target),
         "",
         *versions_lines(finding),
-        f"**Expected:** {_expected(finding, info)}",
+        f"{EXPECTED_HEADING} {_expected(finding, info)}",
         "",
         f"**Actual:** {shorten(clean_traceback(_actual(finding, outcome)), 300)}",
         "",
@@ -178,6 +178,8 @@ def bug_report(finding: dict, repro: str, outcome, installation: dict, target: s
 
 
 VERSIONS_HEADING = "**TVM releases:**"
+BASELINE_HEADING = "**Baseline:**"
+EXPECTED_HEADING = "**Expected:**"
 
 
 def versions_lines(finding: dict) -> list[str]:
@@ -188,19 +190,19 @@ def versions_lines(finding: dict) -> list[str]:
     lines = [f"{VERSIONS_HEADING} {versions_sentence(versions)}", ""] if len(versions) >= 2 else []
     if baseline:
         verdict = "new in the build under test" if extra.get("new_in_build") else "not new in the build under test"
-        lines += [f"**Baseline:** {baseline['verdict']} on TVM {baseline['tvm']} ({baseline['python']}): {verdict}.", ""]
+        lines += [f"{BASELINE_HEADING} {baseline['verdict']} on TVM {baseline['tvm']} ({baseline['python']}): {verdict}.", ""]
     return lines
 
 
-def with_versions_line(report: str, finding: dict) -> str:
-    """A bug report with its releases line put in anew (replay --versions), before the
-    expected behaviour, where bug_report puts it."""
-    lines = [ln for ln in report.split("\n") if not ln.startswith(VERSIONS_HEADING)]
-    text = "\n".join(lines).replace("\n\n\n", "\n\n")
-    at = text.find("**Expected:**")
-    if at < 0:
-        return text
-    return text[:at] + "\n".join(versions_lines(finding)) + ("\n" if versions_lines(finding) else "") + text[at:]
+def with_versions_lines(report: str, finding: dict) -> str:
+    """A bug report with its dating lines (versions_lines) made anew (replay --versions):
+    whatever stood between the environment and the expected behaviour is replaced."""
+    lines = report.split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith((VERSIONS_HEADING, BASELINE_HEADING, EXPECTED_HEADING))]
+    expected = [i for i in starts if lines[i].startswith(EXPECTED_HEADING)]
+    if not expected:  # not a report bug_report wrote: left as it is
+        return report
+    return "\n".join(lines[:starts[0]] + versions_lines(finding) + lines[expected[0]:])
 
 
 def _other_ir(finding: dict) -> list[str]:
@@ -437,7 +439,8 @@ def campaign_report(out: Path, summary: dict) -> str:
         f"- hirfuzz's own share of wall time: {100 * summary['overhead_share']:.1f}%; "
         f"worker restarts {summary['worker_restarts']}" + _out_of_memory(summary.get("out_of_memory")),
         "",
-    ] + _new_in_build_section(out, summary["findings"]) + _regressions_section(out, summary["findings"]) + _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + \
+    ] + _new_in_build_section(out, summary["findings"]) + _regressions_section(out, summary["findings"]) + \
+        _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + \
         _probe_section(summary.get("probe")) + [
         "## Findings",
         "",

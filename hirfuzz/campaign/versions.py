@@ -72,11 +72,6 @@ def ready_environments(dialect: str) -> list[str]:
             if dialect in spec.dialects and read_marker(spec, environment_dir(name))[0] is State.READY]
 
 
-def ready_releases(dialect: str) -> list[Release]:
-    """Every managed environment of `dialect` that is set up, oldest release first."""
-    return sorted((release_of(name) for name in ready_environments(dialect)), key=lambda r: version_key(r.version))
-
-
 def campaign_releases(names: list[str] | None, dialect: str, own_python: str | None,
                       own_version: str) -> list[Release]:
     """The releases a campaign's confirmed findings are also tried under: those named
@@ -92,7 +87,7 @@ def campaign_releases(names: list[str] | None, dialect: str, own_python: str | N
         release = Release(name, python, env, _tvm_version(name, python, env))
         if release.version != own_version:
             found.append(release)
-    return sorted(found, key=lambda r: version_key(r.version))
+    return found
 
 
 def version_key(version: str) -> tuple[int, ...]:

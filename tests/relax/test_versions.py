@@ -184,3 +184,22 @@ def test_baseline_marks_a_finding_only_the_build_under_test_has_as_new(tmp_path)
     assert row["new_in_build"] is False
     assert "New in your build" not in (tmp_path / "old" / "report.md").read_text()
     assert "new in your build (their repro.py passes on --baseline): 0 of 1" in proc.stdout
+
+
+def test_replay_makes_a_reports_dating_lines_anew_keeping_one_of_each():
+    """replay --versions rewrites the lines bug_report put before the expected behaviour:
+    the releases line takes the new verdicts, and the baseline line is not repeated."""
+    from hirfuzz.campaign.report import with_versions_lines
+    finding = {"extra": {"versions": {"0.26.0": "passes", "0.27.0.post1": "fails alike"},
+                         "baseline": {"python": "/b/python", "tvm": "0.27.0", "verdict": "passes"},
+                         "new_in_build": True}}
+    report = ("### title\n\n**Environment**\n- TVM 0.27\n\n**TVM releases:** Fails alike on 0.27.0.post1.\n\n"
+              "**Baseline:** passes on TVM 0.27.0 (/b/python): new in the build under test.\n\n"
+              "**Expected:** it runs.\n")
+    once = with_versions_lines(report, finding)
+    assert with_versions_lines(once, finding) == once
+    assert once == ("### title\n\n**Environment**\n- TVM 0.27\n\n"
+                    "**TVM releases:** Fails alike on 0.27.0.post1; passes on 0.26.0: a regression since 0.27.0.post1.\n\n"
+                    "**Baseline:** passes on TVM 0.27.0 (/b/python): new in the build under test.\n\n"
+                    "**Expected:** it runs.\n")
+    assert with_versions_lines("no report here\n", finding) == "no report here\n"
