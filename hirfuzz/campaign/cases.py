@@ -81,6 +81,9 @@ class CaseMaker:
         # the oracle whose baseline a case starts with: a cross-IR campaign's second IR's is
         # the cross-IR oracle's (campaign.cross)
         self.baseline_oracle = baseline_oracle
+        # the targets its configurations name: the settings' kinds until the workers have
+        # said which GPU they see (protocol.resolve_target: a cuda target names its arch)
+        self.targets: list = list(settings.targets)
         self.violable = self.violable_ops() if settings.mode == "disruptive" else []
         # the generation state a checkpoint saves (see restore)
         self.coverage = Coverage()
@@ -164,7 +167,7 @@ class CaseMaker:
         rng = self.case_rng(index, Stream.CONFIGS)
         return [config for oracle in ORACLES.values() for config in oracle.case_configs(self, rng, lowering)]
 
-    def config(self, executor: str, target: str, oracle: Oracle, **kw) -> dict:
+    def config(self, executor: str, target, oracle: Oracle, **kw) -> dict:
         """A configuration of the campaign's dialect, naming the oracle that judges it."""
         return {**make_config(executor, target, dialect=self.s.dialect, **kw), ORACLE_FIELD: oracle.value}
 

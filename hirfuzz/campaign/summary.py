@@ -55,6 +55,7 @@ def summary(view: CampaignView) -> dict:
         # cases whose worker ran out of --max-memory: not findings (a larger limit runs them)
         "out_of_memory": {"cases": c.out_of_memory, "limit_mb": s.max_memory_mb},
         "skipped_by_design": dict(sorted(c.skipped.items())),
+        "targets_progress": {kind: dict(sorted(row.items())) for kind, row in c.targets.items()},
         **_times(view),
         "phases": {name: {"seconds": round(f["seconds"], 3), "cases": f["cases"]} for name, f in view.phases.items()},
         "reduction_steps": _reduction_steps(view.tables),

@@ -75,6 +75,7 @@ import yaml
 
 from . import expr as E
 from .reference import HELPERS as REFERENCE_HELPERS
+from .targets import TARGET_KINDS
 from ..data import SPEC_DIR
 from ..dialects import dialect_names
 from ..errors import SpecError
@@ -233,17 +234,19 @@ class OpSpec:
 class SpecSet:
     ops: dict[str, OpSpec]
     tolerances: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    # target kind -> dtype -> the least [rtol, atol] its float results are compared with
+    # (core.oracle.TargetTolerance)
+    target_tolerances: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
 
     def names(self) -> list[str]:
         return sorted(self.ops)
 
     def for_dialect(self, dialect: str) -> "SpecSet":
         """The ops `dialect` has, spelled its way."""
-        return SpecSet({n: op.for_dialect(dialect) for n, op in self.ops.items() if dialect in op.spellings},
-                       self.tolerances)
+        return replace(self, ops={n: op.for_dialect(dialect) for n, op in self.ops.items() if dialect in op.spellings})
 
     def restrict(self, names: list[str]) -> "SpecSet":
-        return SpecSet({n: self.ops[n] for n in names}, self.tolerances)
+        return replace(self, ops={n: self.ops[n] for n in names})
 
     def shared_with(self, other: "SpecSet") -> "SpecSet":
         """The ops both dialects have and compute alike, with the dtypes both accept: what a
@@ -258,7 +261,7 @@ class SpecSet:
             dtypes = tuple(d for d in op.dtypes if d in theirs.dtypes)
             if dtypes:
                 shared[name] = replace(op, dtypes=dtypes)
-        return SpecSet(shared, self.tolerances)
+        return replace(self, ops=shared)
 
 
 # --- reference namespace --------------------------------------------------------------------
@@ -571,6 +574,23 @@ def _read_tolerances(path: str, raw: Any) -> dict[str, dict[str, tuple[float, fl
     return out
 
 
+def _read_target_tolerances(path: str, raw: Any) -> dict[str, dict[str, tuple[float, float]]]:
+    """`target_tolerances`: per target kind, a `note` (why its math may differ) and a
+    dtype table like a tolerance class's."""
+    if not isinstance(raw, dict):
+        raise SpecError(f"{path}: field 'target_tolerances'", "expected a mapping of target to dtype table")
+    out = {}
+    for target, table in raw.items():
+        where = f"{path}: target_tolerances '{target}'"
+        if target not in TARGET_KINDS:
+            raise SpecError(where, f"unknown target; known: {', '.join(TARGET_KINDS)}")
+        if not isinstance(table, dict) or not isinstance(table.get("note"), str) or not table["note"].strip():
+            raise SpecError(where, "expected a mapping with a 'note' (why its results may differ) and dtypes")
+        dtypes = {dt: pair for dt, pair in table.items() if dt != "note"}
+        out[target] = _read_tolerances(path, {f"target {target}": dtypes})[f"target {target}"]
+    return out
+
+
 def load_specs(spec_dir: str | os.PathLike | None = None, dialect: str = "relax") -> SpecSet:
     """Load every ``*.yaml`` in the folder, the ops `dialect` has spelled its way. Errors
     name the file, op and field; every dialect's block is checked, whichever is asked for."""
@@ -583,6 +603,7 @@ def load_specs(spec_dir: str | os.PathLike | None = None, dialect: str = "relax"
     namespaces = _namespaces()
     ops: dict[str, OpSpec] = {}
     tolerances: dict[str, dict] = {}
+    target_tolerances: dict[str, dict] = {}
     for path in files:
         shown = str(path)
         try:
@@ -593,10 +614,12 @@ def load_specs(spec_dir: str | os.PathLike | None = None, dialect: str = "relax"
             raise SpecError(f"{shown}{line}", f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
         if doc is None:
             continue
-        if not isinstance(doc, dict) or set(doc) - {"ops", "tolerances"}:
-            raise SpecError(shown, "expected a mapping with 'ops' (a list) and/or 'tolerances'")
+        if not isinstance(doc, dict) or set(doc) - {"ops", "tolerances", "target_tolerances"}:
+            raise SpecError(shown, "expected a mapping with 'ops' (a list), 'tolerances' and/or 'target_tolerances'")
         if "tolerances" in doc:
             tolerances.update(_read_tolerances(shown, doc["tolerances"]))
+        if "target_tolerances" in doc:
+            target_tolerances.update(_read_target_tolerances(shown, doc["target_tolerances"]))
         entries = doc.get("ops") or []
         if not isinstance(entries, list):
             raise SpecError(f"{shown}: field 'ops'", "expected a list of op entries")
@@ -611,7 +634,7 @@ def load_specs(spec_dir: str | os.PathLike | None = None, dialect: str = "relax"
                             f"unknown tolerance class '{op.tolerance}'; known: {sorted(tolerances)}")
     if not ops:
         raise SpecError(str(folder), "no ops defined")
-    resolved = SpecSet(ops, tolerances).for_dialect(dialect)
+    resolved = SpecSet(ops, tolerances, target_tolerances).for_dialect(dialect)
     if not resolved.ops:
         raise SpecError(str(folder), f"no op has a '{dialect}' block under 'dialects'")
     return resolved

@@ -6,14 +6,13 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from ...core.targets import target_kind
 from ...protocol import make_config
 
 
-def device_for(target):
-    """The device for a target string or a configuration."""
-    target = target if isinstance(target, str) else target["target"]
-    kind = tvm.target.Target(target).kind.name
-    return tvm.cuda(0) if kind == "cuda" else tvm.cpu(0)
+def device_for(config: dict):
+    """The device a configuration's target runs on."""
+    return tvm.cuda(0) if target_kind(config["target"]) == "cuda" else tvm.cpu(0)
 
 
 def build_module(mod, config: dict | None = None):

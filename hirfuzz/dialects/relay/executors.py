@@ -15,14 +15,15 @@ import tvm
 from tvm import relay
 from tvm.contrib import graph_executor
 
+from ...core.targets import target_kind
 from ..base import ExecutorCannotTake
 
 GRAPH_ONLY = ("build", "graph")   # executors that take a dataflow main only
 
 
 def device_for(config: dict):
-    kind = tvm.target.Target(config["target"]).kind.name
-    return tvm.cuda(0) if kind == "cuda" else tvm.cpu(0)
+    """The device a configuration's target runs on."""
+    return tvm.cuda(0) if target_kind(config["target"]) == "cuda" else tvm.cpu(0)
 
 
 def language_features(mod: tvm.IRModule) -> list[str]:
