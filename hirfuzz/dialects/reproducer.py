@@ -155,6 +155,12 @@ def pass_call(step: dict, namespace: str) -> str:
     return f"{namespace}.{step['name']}({args})"
 
 
+def target_code(target) -> str:
+    """A configuration's target as a script passes it to TVM: a kind as a string, a dict (a
+    GPU and its architecture) as a Target, which relax.build requires of anything but a string."""
+    return repr(target) if isinstance(target, str) else f"tvm.target.Target({target!r})"
+
+
 def device_expression(config: dict) -> str:
     """The device a short reproducer runs on, as code."""
     return "tvm.cuda()" if target_kind(config["target"]) == "cuda" else "tvm.cpu()"

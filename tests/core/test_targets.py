@@ -94,7 +94,7 @@ def test_a_cuda_only_wrong_result_says_llvm_agrees_and_its_script_runs_both(gpu_
                                  {"script": "Module = None", "consts": []})
     compile(script, "repro.py", "exec")  # valid Python
     # the cuda build and the llvm build of the same module, llvm's results checked first
-    assert "target={'kind': 'cuda', 'arch': 'sm_90'}" in script and "target='llvm'" in script
+    assert "target=tvm.target.Target({'kind': 'cuda', 'arch': 'sm_90'})" in script and "target='llvm'" in script
     assert script.index("baseline[") < script.index("outputs[")
     assert "vm = relax.VirtualMachine(ex, tvm.cuda())" in script
 

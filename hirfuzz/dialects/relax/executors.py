@@ -19,7 +19,7 @@ def build_module(mod, config: dict | None = None):
     """relax.build under the configuration (stage 'build')."""
     config = config or make_config()
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
-        return relax.build(mod, target=config["target"], relax_pipeline=config["pipeline"],
+        return relax.build(mod, target=tvm.target.Target(config["target"]), relax_pipeline=config["pipeline"],
                            exec_mode=config["exec_mode"])
 
 

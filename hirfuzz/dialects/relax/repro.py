@@ -20,7 +20,7 @@ from ...core.targets import target_label
 from ...protocol import REPRO_MARK as MARK
 from ..base import ReproducerWriter
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, CallInput, Reach, ViolatingCall, array_code, arity_line,
-                          device_expression,
+                          device_expression, target_code,
                           call_text, check_lines, data_lines, docstring, finish_short, flatten_lines,
                           inline_constants, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
 
@@ -153,7 +153,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
         "import tvm",
         "from tvm import relax",
         "",
-        f"TARGET = {config['target']!r}",
+        f"TARGET = {target_code(config['target'])}",
         f"OPT_LEVEL = {config['opt_level']!r}",
         f"PIPELINE = {config['pipeline']!r}",
         f"EXEC_MODE = {config['exec_mode']!r}",
@@ -218,7 +218,7 @@ def _pass_lines(config: dict) -> list[str]:
 
 
 def _build_line(config: dict) -> str:
-    options = [f"target={config['target']!r}"]
+    options = [f"target={target_code(config['target'])}"]
     if config["pipeline"] != "default":
         options.append(f"relax_pipeline={config['pipeline']!r}")
     if config["exec_mode"] != "bytecode":

@@ -69,9 +69,9 @@ def build(mod: tvm.IRModule, config: dict) -> Built:
     dev = device_for(config)
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
         if kind == "build":
-            lib = relay.build(mod, target=config["target"])
+            lib = relay.build(mod, target=tvm.target.Target(config["target"]))
             return Built(kind, lib, tuple(p.name_hint for p in mod["main"].params))
-        function = relay.create_executor(kind, mod=mod, device=dev, target=config["target"]).evaluate()
+        function = relay.create_executor(kind, mod=mod, device=dev, target=tvm.target.Target(config["target"])).evaluate()
     return Built(kind, function)
 
 

@@ -16,7 +16,7 @@ from ...core.graph import Graph
 from ...protocol import REPRO_MARK as MARK
 from ..base import ReproducerWriter
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, Reach, ViolatingCall, array_code, arity_line, call_text,
-                          device_expression,
+                          device_expression, target_code,
                           check_lines, data_lines, docstring, finish_short, flatten_lines, input_lines, pass_call,
                           source_of, steps_to_show, user_pass_imports)
 
@@ -139,7 +139,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
              "import os", "import sys", "", "import numpy as np", "",
              'os.environ.setdefault("TOPHUB_LOCATION", "NONE")  # building must not download tuning logs',
              "import tvm  # noqa: E402", "from tvm import relay  # noqa: E402", "",
-             f"TARGET = {config['target']!r}", f"OPT_LEVEL = {config['opt_level']!r}",
+             f"TARGET = {target_code(config['target'])}", f"OPT_LEVEL = {config['opt_level']!r}",
              f"EXECUTOR = {config['kind']!r}", f"RUN = {run!r}", "", "",
              source_of(HERE / "dialect.py", "print_diagnostics"), "",
              "",
@@ -188,9 +188,9 @@ def _run_lines(config: dict, inputs: list[np.ndarray], run: bool) -> list[str]:
     if config["kind"] != "build":
         lines = [f"with tvm.transform.PassContext(opt_level={opt}):",
                  f"    run = relay.create_executor({config['kind']!r}, mod=mod, device={device_expression(config)}, "
-                 f"target={target!r}).evaluate()"]
+                 f"target={target_code(target)}).evaluate()"]
         return lines + ([*input_lines(inputs), "result = run(*[tvm.nd.array(a) for a in inputs])"] if run else [])
-    lines = [f"with tvm.transform.PassContext(opt_level={opt}):", f"    lib = relay.build(mod, target={target!r})"]
+    lines = [f"with tvm.transform.PassContext(opt_level={opt}):", f"    lib = relay.build(mod, target={target_code(target)})"]
     if not run:
         return lines
     return lines + [*input_lines(inputs), f"graph = graph_executor.GraphModule(lib['default']({device_expression(config)}))",
