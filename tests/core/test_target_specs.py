@@ -69,7 +69,7 @@ def test_a_targets_block_loads_per_dialect(spec_dir):
     ("targets:\n  cuda: [{note: n}]\n", "targets.cuda[0].error", "is required"),
     ("targets:\n  cuda: [{error: e}]\n", "targets.cuda[0].note", "is required"),
     ("targets:\n  cuda: [{error: e, note: '  '}]\n", "targets.cuda[0].note", "is required"),
-    ("targets:\n  cuda: [{when: 'a.rank >', error: e, note: n}]\n", "targets.cuda[0].when", ""),
+    ("targets:\n  cuda: [{when: 'a.rank >', error: e, note: n}]\n", "targets.cuda[0].when", "cannot parse"),
     ("targets:\n  cuda: [{when: 'axis is None', error: e, note: n}]\n", "targets.cuda[0].when", "['axis']"),
     ("targets:\n  cuda: [{error: e, note: n, colour: red}]\n", "targets.cuda[0]", "colour"),
     ("targets:\n  cuda: [float16]\n", "targets.cuda[0]", "expected a mapping"),
