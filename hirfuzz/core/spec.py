@@ -59,6 +59,14 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
   dtypes promoted), so one about shapes alone says its inputs' dtypes are equal. Its
   ``optional_args`` counts the trailing call arguments that dialect's op may go without
   (Relax's strided_slice without its strides): dropping one is no arity violation.
+- ``targets``: per target kind (``cuda``), the op instances that target's build is known to
+  fail on, so that a campaign for it never generates them (one construct it cannot build
+  fails the whole graph's build). Each entry is one exclusion with the ``error`` its build
+  gives and a ``note`` naming the TVM source or issue (both required), narrowed by
+  ``dtypes`` (default: every dtype), ``when`` (a condition over the inputs, attributes and
+  ``dtype``, as constraints and ``accepts`` are: the entry applies where it holds) and
+  ``dialects`` (default: every dialect). An excluded dtype is never drawn for the op; a node
+  matching a ``when`` is turned down as a failed constraint is (core/generate.py).
 
 Expressions are compiled once here by ``expr.compile_expr``; nothing is ever ``eval``-ed.
 """
@@ -79,6 +87,7 @@ from .targets import TARGET_KINDS
 from ..data import SPEC_DIR
 from ..dialects import dialect_names
 from ..errors import SpecError
+from ..targets import TARGET_KINDS
 
 # The data types hirfuzz generates: HIRGen's set plus float16.
 ALL_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
@@ -88,10 +97,11 @@ DEFAULT_SPEC_DIR = SPEC_DIR  # the top-level opspecs/ (hirfuzz.data)
 
 _OP_KEYS = {"name", "input_search", "relax", "inputs", "dtypes", "attrs", "solve", "constraints", "output",
             "reference", "tolerance", "amplification", "overflow", "exact", "continuous", "may_trap", "call",
-            "note", "dialects", "traits"}
+            "note", "dialects", "traits", "targets"}
 TRAITS = ("elementwise", "commutative", "associative")
 _DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note", "accepts", "optional_args"}
 DIALECTS = tuple(dialect_names())  # the dialects hirfuzz knows (dialects/__init__.py)
+_EXCLUSION_KEYS = {"dtypes", "when", "dialects", "error", "note"}
 _INPUT_KEYS = {"name", "rank", "dtype", "shape", "domain", "variadic"}
 _OUTPUT_KEYS = {"shape", "shapes", "dtype"}
 _TOLERANCE_KEYS = set(ALL_DTYPES)
@@ -139,6 +149,24 @@ class InputSearch:
     outputs: tuple[int, ...] | None = None       # passthrough, scatter: the results they reach (None: all)
     bound: float = 0.0                           # normalization: |normalised data| at most this
     unchanged: tuple[tuple[str, int], ...] = ()  # normalization: (input, result index) returned as is
+
+
+@dataclass(frozen=True)
+class TargetExclusion:
+    """One op instance a target's build is known to fail on (an entry of ``targets:``)."""
+    target: str                               # the target kind (TARGET_KINDS)
+    error: str                                # what its build says
+    note: str                                 # why: the TVM source or issue
+    dtypes: tuple[str, ...] | None = None     # None: every dtype
+    when: E.Compiled | None = None            # None: whatever the inputs and attributes
+    dialects: tuple[str, ...] | None = None   # None: every dialect
+
+    def covers_dtype(self, dtype: str) -> bool:
+        return self.dtypes is None or dtype in self.dtypes
+
+    def describe(self, op: str, dtype: str) -> str:
+        """The instance as generation statistics count it: ``mod[float16]``, with the condition if any."""
+        return f"{op}[{dtype}]" + (f" when {self.when.text}" if self.when is not None else "")
 
 
 @dataclass
@@ -192,6 +220,16 @@ class OpSpec:
     accepts: tuple[E.Compiled, ...] = ()  # the dialect's documented-valid cases (Spelling.accepts)
     optional_args: int = 0                # Spelling.optional_args
     input_search: InputSearch | None = None  # how a wanted result interval reaches the inputs
+    target_exclusions: tuple[TargetExclusion, ...] = ()  # every dialect's; see exclusions()
+
+    def exclusions(self, kinds) -> list[TargetExclusion]:
+        """The exclusions of these target kinds that apply to the dialect resolved for."""
+        return [x for x in self.target_exclusions
+                if x.target in kinds and (x.dialects is None or self.dialect in x.dialects)]
+
+    def excluded_dtype(self, dtype: str, kinds) -> TargetExclusion | None:
+        """The exclusion that rules out the op at `dtype` whatever its inputs, if any."""
+        return next((x for x in self.exclusions(kinds) if x.when is None and x.covers_dtype(dtype)), None)
 
     def for_dialect(self, dialect: str) -> "OpSpec":
         """This op as `dialect` spells it (the dialect must have it)."""
@@ -432,8 +470,48 @@ def _read_op(path: str, entry: Any, namespaces) -> OpSpec:
         base_note=str(entry.get("note", "")), traits=tuple(traits),
         overflow=r.expr("overflow", entry["overflow"]) if "overflow" in entry else None,
         input_search=_read_input_search(r, entry["input_search"], inputs, attrs) if "input_search" in entry else None,
+        target_exclusions=_read_targets(r, entry.get("targets"), set(names) | set(attrs)
+                                        | set(solve.vars if solve else ()) | {"dtype"}),
     )
     return op.for_dialect("relax") if "relax" in spellings else op
+
+
+def _read_targets(r: _Reader, raw: Any, known_names: set[str]) -> tuple[TargetExclusion, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        r.fail("targets", f"expected a mapping of target kind ({', '.join(TARGET_KINDS)}) to a list of exclusions")
+    out = []
+    for kind, entries in raw.items():
+        if kind not in TARGET_KINDS:
+            r.fail("targets", f"unknown target kind {kind!r}; known: {', '.join(TARGET_KINDS)}")
+        if not isinstance(entries, list) or not entries:
+            r.fail(f"targets.{kind}", "expected a non-empty list of exclusions")
+        out += [_read_exclusion(r, f"targets.{kind}[{i}]", kind, e, known_names) for i, e in enumerate(entries)]
+    return tuple(out)
+
+
+def _read_exclusion(r: _Reader, fld: str, kind: str, entry: Any, known_names: set[str]) -> TargetExclusion:
+    if not isinstance(entry, dict):
+        r.fail(fld, "expected a mapping with 'error', 'note' and optional 'dtypes', 'when', 'dialects'")
+    r.unknown_keys(fld, entry, _EXCLUSION_KEYS)
+    for required in ("error", "note"):
+        if not isinstance(entry.get(required), str) or not entry[required].strip():
+            r.fail(f"{fld}.{required}", "is required: a non-empty string")
+    dtypes = entry.get("dtypes")
+    if dtypes is not None and (not isinstance(dtypes, list) or not dtypes
+                               or any(dt not in ALL_DTYPES for dt in dtypes)):
+        r.fail(f"{fld}.dtypes", f"expected a non-empty list of dtypes from {', '.join(ALL_DTYPES)}, got {dtypes!r}")
+    dialects = entry.get("dialects")
+    if dialects is not None and (not isinstance(dialects, list) or not dialects
+                                 or any(d not in DIALECTS for d in dialects)):
+        r.fail(f"{fld}.dialects", f"expected a non-empty list of dialects from {', '.join(DIALECTS)}, got {dialects!r}")
+    when = r.expr(f"{fld}.when", entry["when"]) if "when" in entry else None
+    if when is not None and when.names - known_names:
+        r.fail(f"{fld}.when", f"names {sorted(when.names - known_names)}, which are not this op's inputs, "
+                              f"attributes or 'dtype'")
+    return TargetExclusion(kind, entry["error"], entry["note"], tuple(dtypes) if dtypes else None, when,
+                           tuple(dialects) if dialects else None)
 
 
 def _read_input_search(r: _Reader, raw: Any, inputs: list[InputSpec], attrs: dict) -> InputSearch:
