@@ -32,7 +32,7 @@ from ..core.plan import Knobs, LoweringPlan, plan_lowering
 from ..core.violations import draw_inputs as draw_violation_inputs, generate_violation, violation_plan
 from ..errors import HirfuzzError
 from ..protocol import encode_array, make_config
-from ..targets import load_target_limits, target_kinds
+from ..core.targets import load_target_limits, target_kinds
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
 
 if TYPE_CHECKING:

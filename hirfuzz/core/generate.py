@@ -28,7 +28,7 @@ from .inputs import declared_domain, draw, not_finite, slot_domain, within
 from .reference import TensorInfo, op_env, overflow_undefined, run_op
 from .solve import solve
 from ..errors import HirfuzzError
-from ..targets import target_kinds
+from .targets import target_kinds
 
 P_REUSE = 0.85        # pick an existing compatible tensor rather than a new leaf
 P_SAME_TWICE = 0.05   # allow the same tensor twice in one op (x + x)

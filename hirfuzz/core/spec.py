@@ -87,7 +87,6 @@ from .targets import TARGET_KINDS
 from ..data import SPEC_DIR
 from ..dialects import dialect_names
 from ..errors import SpecError
-from ..targets import TARGET_KINDS
 
 # The data types hirfuzz generates: HIRGen's set plus float16.
 ALL_DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",

@@ -8,7 +8,7 @@ import pytest
 from conftest import SPECS
 from hirfuzz.core.spec import load_specs
 from hirfuzz.errors import HirfuzzError, SpecError
-from hirfuzz.targets import load_target_limits, target_kind, target_kinds
+from hirfuzz.core.targets import load_target_limits, target_kind, target_kinds
 
 OP = """\
 ops:
