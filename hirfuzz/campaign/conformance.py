@@ -41,7 +41,7 @@ from ..protocol import decode_array, encode_array, make_config
 from .environment import tvm_interpreter
 from .sandbox import Death, Pool, WorkerError
 from .target_failures import (BASELINE_TARGET, Outcome, SampleResult, is_known, new_entries,
-                              read_known_entries, target_specific_failures, write_entries)
+                              read_known_entries, target_specific_failures, write_entries, wrong_results)
 
 CASE_TIMEOUT_S = 120.0
 TARGETS = ("llvm", "cuda")
@@ -129,8 +129,8 @@ def _label(config: dict, target_run: bool) -> str:
     return f"{config['name']} on {target_kind(config['target'])}" if target_run else config["name"]
 
 
-def outcomes(sample: _Sample, answer: dict, configs: list[dict]) -> list[tuple[dict, SampleResult, str]]:
-    """(configuration, what it showed, the problem line or "") for each configuration that answered."""
+def outcomes(sample: _Sample, answer: dict, configs: list[dict]) -> list[tuple[SampleResult, list[str]]]:
+    """What each configuration that answered showed, and its problem lines (none where it passed)."""
     target_run = any(target_kind(c["target"]) != BASELINE_TARGET for c in configs)
     where = sample.description
     out = []
@@ -142,17 +142,17 @@ def outcomes(sample: _Sample, answer: dict, configs: list[dict]) -> list[tuple[d
             continue
         if reply.get("status") == "error":
             said = error_line(reply["exc_type"], reply["message"])
-            out.append((config, SampleResult(outcome=Outcome.FAILED, stage=reply["stage"], error=said, **base),
-                        f"{where} on {label}: {reply['stage']}: {said[:320]}"))
+            out.append((SampleResult(outcome=Outcome.FAILED, stage=reply["stage"], error=said, **base),
+                        [f"{where} on {label}: {reply['stage']}: {said[:320]}"]))
             continue
         if not sample.runnable or not sample.comparable:
-            out.append((config, SampleResult(outcome=Outcome.NOT_COMPARED, **base), ""))
+            out.append((SampleResult(outcome=Outcome.NOT_COMPARED, **base), []))
             continue
         outputs = [decode_array(a) for a in reply["outputs"]]
         wrong = [f"{where} on {label}: result {m.index}: {m.detail}"
                  for m in compare_results(sample.expected, outputs)]
         outcome = Outcome.WRONG if wrong else Outcome.PASSED
-        out.append((config, SampleResult(outcome=outcome, error="; ".join(wrong), **base), "\n".join(wrong)))
+        out.append((SampleResult(outcome=outcome, error="; ".join(wrong), **base), wrong))
     return out
 
 
@@ -163,16 +163,15 @@ def judge(sample: _Sample, answer, configs: list[dict], dialect: str = "relax",
     if isinstance(answer, Death):
         return [f"{sample.description}: the worker died ({answer.describe()})"], 0, 0, []
     shown = outcomes(sample, answer, configs)
-    results = [r for _, r, _ in shown]
+    results = [r for r, _ in shown]
     specific = {id(r) for r in target_specific_failures(results, target=_the_target(configs))}
     problems, compared, known_count = [], 0, 0
-    for _, result, problem in shown:
+    for result, lines in shown:
         compared += result.outcome in (Outcome.PASSED, Outcome.WRONG)
         if id(result) in specific and is_known(known or {}, result, dialect):
             known_count += 1
             continue
-        if problem:
-            problems += problem.split("\n")
+        problems += lines
     return problems, compared, known_count, results
 
 
@@ -265,7 +264,6 @@ def _target_sections(results: list[OpResult], target: str) -> list[str]:
     """On a target other than llvm: its wrong results, listed apart (findings, not exclusions)."""
     if target == BASELINE_TARGET:
         return []
-    from .target_failures import wrong_results
     wrong = [w for r in results for w in wrong_results(r.results, target)]
     if not wrong:
         return []

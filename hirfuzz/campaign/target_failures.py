@@ -9,7 +9,6 @@ pure data out: no TVM here.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -153,9 +152,3 @@ def read_entries(path: str | Path) -> dict[str, dict[str, list[TargetEntry]]]:
     return {str(op): {str(t): [TargetEntry.from_yaml(e) for e in es] for t, es in (targets or {}).items()}
             for op, targets in data.items()}
 
-
-_SPACE = re.compile(r"\s+")
-
-
-def one_line(text: str) -> str:
-    return _SPACE.sub(" ", text).strip()

@@ -147,3 +147,29 @@ def test_merge_into_text_inserts_at_the_ops_end_without_dialects():
     assert merged == ("ops:\n  - name: a\n    dtypes: [int8]\n    targets:\n      cuda:\n"
                       "        - dtypes: [int8]\n          error: \"E: x\"\n          note: \"n\"\n"
                       "\n  # b's comment\n  - name: b\n    dtypes: [int8]\n")
+
+
+def test_judge_counts_a_known_failure_on_cuda_and_reports_an_unknown_one(specs):
+    """A real sample of mod float16 and a worker's answer as it comes back for a case run on llvm
+    (the reference's values) and on cuda (the H100's build error, recorded)."""
+    from hirfuzz.campaign.conformance import judge, make_configs, make_samples
+    from hirfuzz.protocol import encode_array
+
+    configs = make_configs("relax", None, "cuda")
+    assert [(c["name"], c["target"]) for c in configs] == [("vm", "llvm"), ("vm", "cuda")]
+    sample, request = next(item for op, item in make_samples(specs, ["mod"], 1, 0, configs)
+                           if item[0].dtype == "float16")
+    assert request["configs"] == configs
+    answer = {"status": "ok", "outputs": [encode_array(f.value) for f in sample.expected],
+              "others": [{"status": "error", "stage": "build", "exc_type": "InternalError", "message": MOD_F16}]}
+    known = {"mod": {"cuda": [TargetEntry("no 16-bit fmod", dtypes=("float16",))]}}
+    problems, compared, known_count, results = judge(sample, answer, configs, "relax", known)
+    assert (problems, compared, known_count) == ([], 1, 1)
+    assert [(r.target, r.outcome) for r in results] == [("llvm", Outcome.PASSED), ("cuda", Outcome.FAILED)]
+    problems, _, known_count, _ = judge(sample, answer, configs, "relax", {})
+    assert known_count == 0
+    assert problems == [f"{sample.description} on vm on cuda: build: {MOD_F16}"]
+    # the same failure on llvm as well is the spec's, whatever the entries say
+    both = dict(answer, status="error", stage="build", exc_type="InternalError", message=MOD_F16)
+    problems, _, known_count, _ = judge(sample, both, configs, "relax", known)
+    assert known_count == 0 and len(problems) == 2
