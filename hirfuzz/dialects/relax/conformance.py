@@ -4,7 +4,8 @@ For one op and many sampled data types, shapes and attributes, a one-operator gr
 generated from the spec, lowered to Relax, checked for well-formedness, and TVM's inferred
 output type (shape and dtype) is compared with the spec's output rule. The module is then
 built for ``llvm``, run on the Relax VM with inputs drawn in the spec's value domains, and
-the result compared with the spec's NumPy reference under the spec's tolerance.
+the result compared with the spec's NumPy reference under the spec's tolerance (or for another
+target: ``target_config("cuda")``).
 
 Anything that goes wrong for a data type the spec lists is a *problem*: the spec claims
 something TVM does not do (or TVM has a bug, which the spec must then keep the generator
@@ -27,6 +28,7 @@ from ...core.calls import call_records
 from .lower import lower_graph
 from ...core.oracle import compare_tensor
 from ...core.spec import ALL_DTYPES
+from ...campaign.conformance import require_device
 
 # Stages a sample goes through; a sample stops at the first one that fails.
 STAGES = ("generate", "lower", "well_formed", "type", "build", "run", "reference", "compare")
@@ -255,7 +257,16 @@ def op_report(specs, op_name: str, samples: int = 4, seed: int = 0, probe_all: b
     return rep
 
 
+def target_config(target: str = "llvm") -> dict:
+    """The VM's configuration on `target` (llvm, cuda); raises campaign.conformance.NoDevice where
+    this process's TVM cannot run there (what a worker's handshake would say)."""
+    from .dialect import DIALECT
+    require_device(DIALECT.describe_installation(), target, None)
+    return make_config("vm", target)
+
+
 def report_rows(specs, samples: int = 4, seed: int = 0, probe_all: bool = False,
-                ops: list[str] | None = None) -> list[dict]:
+                ops: list[str] | None = None, target: str = "llvm") -> list[dict]:
     """A row per op (see `OpReport.row`), for a tool to print."""
-    return [op_report(specs, n, samples, seed, probe_all).row() for n in (ops or specs.names())]
+    config = target_config(target)
+    return [op_report(specs, n, samples, seed, probe_all, config).row() for n in (ops or specs.names())]
