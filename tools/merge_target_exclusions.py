@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hirfuzz.campaign.target_failures import TargetEntry, read_entries  # noqa: E402
-from hirfuzz.core.spec import DEFAULT_SPEC_DIR  # noqa: E402
+from hirfuzz.core.spec import DEFAULT_SPEC_DIR, load_specs  # noqa: E402
+from hirfuzz.errors import SpecError  # noqa: E402
 
 
 class MergeError(Exception):
@@ -141,6 +142,7 @@ def merge(found: dict[str, dict[str, list[TargetEntry]]], spec_dir: Path) -> lis
     for path, text in texts.items():
         if text != path.read_text():
             path.write_text(text)
+    load_specs(spec_dir)  # the merged folder loads as hirfuzz reads it (every dialect's block checked)
     return added
 
 
@@ -164,7 +166,7 @@ def main(argv=None) -> int:
     try:
         found = read_entries(args.entries)
         added = merge(found, Path(args.spec_dir or DEFAULT_SPEC_DIR))
-    except (OSError, ValueError, yaml.YAMLError, MergeError) as exc:
+    except (OSError, ValueError, yaml.YAMLError, MergeError, SpecError) as exc:
         print(f"merge_target_exclusions: {exc}", file=sys.stderr)
         return 2
     for line in added:

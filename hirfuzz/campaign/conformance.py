@@ -33,7 +33,8 @@ from ..core.calls import call_records
 from ..core.finding import error_line
 from ..core.generate import Rejected, single_op_graph
 from ..core.inputs import choose_inputs
-from ..core.oracle import compare_results
+from ..core.oracle import TargetTolerance, compare_results
+from ..core.targets import resolve_target, target_kind
 from ..core.spec import ALL_DTYPES, DEFAULT_SPEC_DIR, load_specs
 from ..dialects import dialect_info, dialect_names
 from ..errors import HirfuzzError
@@ -119,18 +120,14 @@ def make_samples(specs, ops: list[str], samples: int, seed: int, configs: list[d
                 yield op, (sample, request)
 
 
-def target_kind(target) -> str:
-    """llvm or cuda, from a target string ("cuda -arch=sm_90") or dict ({"kind": "cuda"})."""
-    return target["kind"] if isinstance(target, dict) else str(target).split()[0]
-
-
 def _label(config: dict, target_run: bool) -> str:
     # an llvm-only run names the executor alone, as it always has
     return f"{config['name']} on {target_kind(config['target'])}" if target_run else config["name"]
 
 
-def outcomes(sample: _Sample, answer: dict, configs: list[dict]) -> list[tuple[SampleResult, list[str]]]:
-    """What each configuration that answered showed, and its problem lines (none where it passed)."""
+def outcomes(sample: _Sample, answer: dict, configs: list[dict], specs=None) -> list[tuple[SampleResult, list[str]]]:
+    """What each configuration that answered showed, and its problem lines (none where it
+    passed); a target's results within its tolerance (`specs`' target_tolerances)."""
     target_run = any(target_kind(c["target"]) != BASELINE_TARGET for c in configs)
     where = sample.description
     out = []
@@ -150,19 +147,19 @@ def outcomes(sample: _Sample, answer: dict, configs: list[dict]) -> list[tuple[S
             continue
         outputs = [decode_array(a) for a in reply["outputs"]]
         wrong = [f"{where} on {label}: result {m.index}: {m.detail}"
-                 for m in compare_results(sample.expected, outputs)]
+                 for m in compare_results(sample.expected, outputs, target=TargetTolerance.of(specs, config["target"]))]
         outcome = Outcome.WRONG if wrong else Outcome.PASSED
         out.append((SampleResult(outcome=outcome, error="; ".join(wrong), **base), wrong))
     return out
 
 
 def judge(sample: _Sample, answer, configs: list[dict], dialect: str = "relax",
-          known=None) -> tuple[list[str], int, int, list[SampleResult]]:
+          known=None, specs=None) -> tuple[list[str], int, int, list[SampleResult]]:
     """Problems one answer shows, how many results were compared with the reference, how many
     failures on the target the specs know (`known`: read_known_entries), and each result."""
     if isinstance(answer, Death):
         return [f"{sample.description}: the worker died ({answer.describe()})"], 0, 0, []
-    shown = outcomes(sample, answer, configs)
+    shown = outcomes(sample, answer, configs, specs)
     results = [r for r, _ in shown]
     specific = {id(r) for r in target_specific_failures(results, target=_the_target(configs))}
     problems, compared, known_count = [], 0, 0
@@ -193,10 +190,10 @@ def require_device(installation: dict, target: str, python: str | None) -> None:
                    f"was built without {name}): nothing checked")
 
 
-def make_configs(dialect: str, executors: list[str] | None, target: str) -> list[dict]:
+def make_configs(dialect: str, executors: list[str] | None, target) -> list[dict]:
     """Each executor on llvm; on `target` too where it is not llvm (llvm tells its failures apart)."""
     executors = executors or [dialect_info(dialect).baseline]
-    targets = [BASELINE_TARGET] + ([target] if target != BASELINE_TARGET else [])
+    targets = [BASELINE_TARGET] + ([target] if target_kind(target) != BASELINE_TARGET else [])
     return [make_config(e, t, dialect=dialect) for t in targets for e in executors]
 
 
@@ -207,7 +204,6 @@ def check(specs, dialect: str, ops: list[str], samples: int = 3, seed: int = 0,
     """Check `ops` (their `dialect` spelling) on workers under `python`; one result per op.
     Failures on `target` alone that `known` (read_known_entries) records are not problems.
     `installation`, where given, is filled with the workers' handshake."""
-    configs = make_configs(dialect, executors, target)
     results = {op: OpResult(op, specs.ops[op].dialect_op, list(specs.ops[op].dtypes)) for op in ops}
     log_dir = Path(log_dir or tempfile.mkdtemp(prefix="hirfuzz-conformance-"))
     # no memory limit: an address-space limit would hide the GPU from CUDA's initialisation
@@ -217,6 +213,8 @@ def check(specs, dialect: str, ops: list[str], samples: int = 3, seed: int = 0,
         if installation is not None:
             installation.update(pool.installation)
         require_device(pool.installation, target, python)
+        # a GPU named with the architecture the workers see (core.targets.resolve_target)
+        configs = make_configs(dialect, executors, resolve_target(target, pool.installation))
         pending = make_samples(specs, ops, samples, seed, configs)
         exhausted = False
         while True:
@@ -234,7 +232,7 @@ def check(specs, dialect: str, ops: list[str], samples: int = 3, seed: int = 0,
                 break
             for _, sample, answer in done:
                 result = results[sample.op]
-                problems, compared, known_count, sample_results = judge(sample, answer, configs, dialect, known)
+                problems, compared, known_count, sample_results = judge(sample, answer, configs, dialect, known, specs)
                 result.samples += 1
                 result.compared += compared
                 result.problems += problems
@@ -273,8 +271,8 @@ def _target_sections(results: list[OpResult], target: str) -> list[str]:
 
 def measured_note(target: str, installation: dict) -> str:
     """Where a run measured what it writes: "conformance --target cuda on <device>, TVM <version>, <date>"."""
-    gpus = installation.get("gpus") or []
-    device = (gpus[0].get("name") if gpus and isinstance(gpus[0], dict) else None) or f"a {target} device"
+    devices = installation.get("devices", {})
+    device = devices.get(f"{target}_name") or f"a {target} device"
     return (f"conformance --target {target} on {device}, TVM {installation.get('tvm', '?')}, "
             f"{datetime.date.today().isoformat()}")
 

@@ -27,6 +27,7 @@ def installation_of(tvm, dialect: str) -> dict:
     devices = {"cuda": cuda}
     if cuda:
         devices["cuda_arch"] = "sm_" + tvm.cuda(0).compute_version.replace(".", "")
+        devices["cuda_name"] = tvm.cuda(0).device_name
     return {"tvm": tvm.__version__, "dialects": [dialect],
             "targets": ["llvm"] + (["cuda"] if tvm.runtime.enabled("cuda") else []), "devices": devices}
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from tvm import relax
 
+from ...core.targets import resolve_target
 from ...protocol import make_config
 from .executors import build_module, run_module
 from ...core.generate import Rejected, single_op_graph
@@ -26,7 +27,7 @@ from ...core.graph import Graph, TensorType
 from ...core.inputs import choose_inputs
 from ...core.calls import call_records
 from .lower import lower_graph
-from ...core.oracle import compare_tensor
+from ...core.oracle import TargetTolerance, compare_tensor
 from ...core.spec import ALL_DTYPES
 from ...campaign.conformance import require_device
 
@@ -146,8 +147,10 @@ def run_sample(specs, op_name: str, dtype: str, rng, config: dict | None = None,
     refs = graph.results()
     if len(actual) != len(refs):
         return fail("compare", f"main returned {len(actual)} tensors, expected {len(refs)}")
+    tolerance = TargetTolerance.of(specs, config["target"])
     for i, (ref, arr) in enumerate(zip(refs, actual)):
-        detail = compare_tensor(inputs.facts[ref], arr)
+        facts = inputs.facts[ref]
+        detail = compare_tensor(facts if tolerance is None else tolerance.judged(facts), arr)
         if detail is not None:
             return fail("compare", f"result {i}: {detail}")
     return Sample(dtype, "ok", "", case)
@@ -261,8 +264,9 @@ def target_config(target: str = "llvm") -> dict:
     """The VM's configuration on `target` (llvm, cuda); raises campaign.conformance.NoDevice where
     this process's TVM cannot run there (what a worker's handshake would say)."""
     from .dialect import DIALECT
-    require_device(DIALECT.describe_installation(), target, None)
-    return make_config("vm", target)
+    installation = DIALECT.describe_installation()
+    require_device(installation, target, None)
+    return make_config("vm", resolve_target(target, installation))
 
 
 def report_rows(specs, samples: int = 4, seed: int = 0, probe_all: bool = False,
