@@ -1,6 +1,7 @@
 """How many of a campaign's cases TVM builds for CUDA, on a machine without a GPU.
 
     python -m tools.cuda_build_check [--cases 60] [--ops 20] [--seed 0] [--arch sm_90]
+    python -m tools.cuda_build_check --single-ops [--only OP,OP]
 
 TVM 0.27 lowers a module for a cuda target down to CUDA source without a GPU (the source
 is compiled to a cubin only where the CUDA compiler is), so every failure of its
@@ -9,6 +10,11 @@ pipelines, dlight's schedules and CUDA's codegen shows here. This makes the case
 included) and builds each in this process for llvm and for cuda; it reports how many
 built on each and the distinct cuda-only errors, with how often each came. Nothing is
 run: run-time failures and nvrtc's need a GPU (`python -m pytest -m gpu` there).
+
+With --single-ops it builds one single-operator program per op and dtype instead, as
+`conformance --target cuda` samples them (what the op specs' `targets: cuda:` entries
+exclude included), and lists each op-dtype whose cuda build fails, marking those an entry
+already records.
 """
 from __future__ import annotations
 
@@ -23,9 +29,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from hirfuzz.campaign.coordinator import Campaign, Settings  # noqa: E402
-from hirfuzz.core.finding import error_line  # noqa: E402
+from hirfuzz.core.finding import error_line, normalize_message  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
 from hirfuzz.core.targets import resolve_target  # noqa: E402
+
+
+# what an H100's worker reports besides its architecture (dialects.base.installation_of)
+H100_LIMITS = {"max_shared_memory_per_block": 49152, "max_num_threads": 1024, "thread_warp_size": 32}
 
 
 def build_error(dialect, request: dict, config: dict) -> str:
@@ -37,22 +47,51 @@ def build_error(dialect, request: dict, config: dict) -> str:
         return error_line(type(exc).__name__, str(exc))[:160]
 
 
+def single_ops(dialect, config: dict, only: list[str] | None) -> int:
+    """Every op and dtype's single-op program built for cuda: the failures, known or not."""
+    from hirfuzz.core.generate import Rejected, single_op_graph
+    from hirfuzz.core.calls import call_records
+    import numpy as np
+    specs = load_specs()
+    unknown = 0
+    for op in only or specs.names():
+        for dtype in specs.ops[op].dtypes:
+            known = specs.ops[op].excluded_dtype(dtype, ("cuda",)) is not None
+            try:
+                graph = single_op_graph(specs, op, dtype, np.random.default_rng([0, len(op), len(dtype)]))
+            except Rejected:
+                continue
+            request = {"graph": graph.to_json(), "calls": call_records(graph, specs)}
+            error = build_error(dialect, request, config)
+            if error:
+                unknown += not known
+                print(f"{'known' if known else 'NEW  '}  {op} [{dtype}]  {error}", flush=True)
+    print(f"{unknown} cuda build failures no op spec entry records")
+    return 0
+
+
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=int, default=60)
     p.add_argument("--ops", type=int, default=20)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--arch", default="sm_90")
+    p.add_argument("--single-ops", action="store_true", help="one single-op program per op and dtype")
+    p.add_argument("--only", default=None, help="with --single-ops: these ops (comma-separated)")
     args = p.parse_args(argv)
     from hirfuzz.dialects.relax.dialect import RelaxDialect
+    from hirfuzz.protocol import make_config
     dialect = RelaxDialect()
+    gpu = {**H100_LIMITS, "kind": "cuda", "arch": args.arch}
+    if args.single_ops:
+        return single_ops(dialect, make_config("vm", gpu), args.only.split(",") if args.only else None)
     with tempfile.TemporaryDirectory() as out:
         campaign = Campaign(Settings(out=out, iterations=0, ops=args.ops, seed=args.seed, targets=["llvm", "cuda"]),
                             load_specs(), progress=False)
-        hello = {"devices": {"cuda": True, "cuda_arch": args.arch}}
+        hello = {"devices": {"cuda": True, "cuda_target": gpu}}
         campaign.maker.targets = [resolve_target(t, hello) for t in campaign.s.targets]
         built = collections.Counter()
-        cuda_only = collections.Counter()
+        cuda_only = collections.defaultdict(list)  # error -> the op:dtype sets of its cases
         t0 = time.monotonic()
         for index in range(args.cases):
             case = campaign.maker.make_case(index)
@@ -61,13 +100,17 @@ def main(argv=None) -> int:
             built["llvm"] += not llvm_error
             built["cuda"] += not cuda_error
             if cuda_error and not llvm_error:
-                cuda_only[cuda_error] += 1
+                cuda_only[normalize_message(cuda_error)].append(
+                    sorted({f"{n.op}:{n.dtype}" for n in case.graph.operators}))
         print(f"{args.cases} cases of {args.ops} ops, seed {args.seed}, {time.monotonic() - t0:.0f} s: "
               f"llvm built {built['llvm']}, cuda built {built['cuda']} "
               f"({built['cuda'] / max(1, built['llvm']):.0%} of llvm's)")
-        print(f"generation left out for cuda: {getattr(campaign.maker.gen_stats, 'left_out', {})}")
-        for error, count in cuda_only.most_common():
-            print(f"{count:4d}  {error}")
+        stats = campaign.maker.gen_stats
+        print(f"generation avoided: {stats.avoided}; plan features stripped: {stats.plan_features_stripped}")
+        for error, cases in sorted(cuda_only.items(), key=lambda item: -len(item[1])):
+            print(f"{len(cases):4d}  {error}")
+            for ops in cases[:3]:
+                print(f"        in a case of {ops}")
     return 0
 
 

@@ -114,8 +114,9 @@ def target_label(target) -> str:
 
 def resolve_target(target, hello: dict):
     """The target as a configuration carries it, given what a worker said of its machine
-    (the handshake's `devices`): a cuda target names the first GPU's architecture."""
-    arch = hello.get("devices", {}).get("cuda_arch")
-    if target_kind(target) == "cuda" and not isinstance(target, dict) and arch:
-        return {"kind": "cuda", "arch": arch}
+    (the handshake's `devices`): a cuda target names the first GPU's architecture and the
+    limits TVM's schedules read (dialects.base.installation_of)."""
+    gpu = hello.get("devices", {}).get("cuda_target")
+    if target_kind(target) == "cuda" and not isinstance(target, dict) and gpu:
+        return dict(gpu)
     return target

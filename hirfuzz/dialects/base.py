@@ -21,13 +21,17 @@ import numpy as np
 
 def installation_of(tvm, dialect: str) -> dict:
     """What a worker's handshake says of its TVM and machine: the version, the targets the
-    TVM was built for, and the devices it sees (`cuda`, and the first GPU's architecture,
-    `cuda_arch`, which configurations then name: no build depends on TVM detecting it)."""
+    TVM was built for, and the devices it sees: `cuda`, and for the first GPU its name and
+    `cuda_target`, the target TVM is to build for it (its architecture and the limits dlight's
+    schedules read), which configurations then name: no build depends on TVM detecting it."""
     cuda = bool(tvm.runtime.enabled("cuda") and tvm.cuda(0).exist)
     devices = {"cuda": cuda}
     if cuda:
-        devices["cuda_arch"] = "sm_" + tvm.cuda(0).compute_version.replace(".", "")
-        devices["cuda_name"] = tvm.cuda(0).device_name
+        gpu = tvm.cuda(0)
+        devices["cuda_name"] = gpu.device_name
+        devices["cuda_target"] = {"kind": "cuda", "arch": "sm_" + gpu.compute_version.replace(".", ""),
+                                  "max_shared_memory_per_block": gpu.max_shared_memory_per_block,
+                                  "max_num_threads": gpu.max_threads_per_block, "thread_warp_size": gpu.warp_size}
     return {"tvm": tvm.__version__, "dialects": [dialect],
             "targets": ["llvm"] + (["cuda"] if tvm.runtime.enabled("cuda") else []), "devices": devices}
 

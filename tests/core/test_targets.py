@@ -17,11 +17,12 @@ from hirfuzz.errors import SpecError
 from hirfuzz.protocol import describe_config, encode_array
 
 SM90 = {"kind": "cuda", "arch": "sm_90"}
-GPU_HELLO = {"devices": {"cuda": True, "cuda_arch": "sm_90"}}
+SM90_H100 = {**SM90, "max_shared_memory_per_block": 49152, "max_num_threads": 1024, "thread_warp_size": 32}
+GPU_HELLO = {"devices": {"cuda": True, "cuda_name": "NVIDIA H100 80GB HBM3", "cuda_target": SM90_H100}}
 
 
 def test_a_cuda_target_names_the_architecture_the_workers_reported():
-    assert resolve_target("cuda", GPU_HELLO) == SM90
+    assert resolve_target("cuda", GPU_HELLO) == SM90_H100
     assert resolve_target("llvm", GPU_HELLO) == "llvm"
     assert resolve_target("cuda", {"devices": {"cuda": False}}) == "cuda"  # nothing to name
     assert resolve_target({"kind": "cuda", "arch": "sm_80"}, GPU_HELLO) == {"kind": "cuda", "arch": "sm_80"}
@@ -63,7 +64,7 @@ def gpu_campaign(tmp_path):
 def test_the_second_target_is_the_target_oracle_s_with_its_arch_named(gpu_campaign):
     configs = gpu_campaign.maker.make_case(0).configs
     assert (configs[0][ORACLE_FIELD], configs[0]["target"]) == ("reference", "llvm")
-    assert [(c[ORACLE_FIELD], c["target"]) for c in configs if c["target"] != "llvm"] == [("target", SM90)]
+    assert [(c[ORACLE_FIELD], c["target"]) for c in configs if c["target"] != "llvm"] == [("target", SM90_H100)]
     assert "vm on cuda (sm_90)" in describe_config(configs[-1])
     old = {k: v for k, v in configs[-1].items() if k != ORACLE_FIELD}  # an older case.json's
     assert oracle_of(old) is Oracle.TARGET
@@ -94,7 +95,7 @@ def test_a_cuda_only_wrong_result_says_llvm_agrees_and_its_script_runs_both(gpu_
                                  {"script": "Module = None", "consts": []})
     compile(script, "repro.py", "exec")  # valid Python
     # the cuda build and the llvm build of the same module, llvm's results checked first
-    assert "target=tvm.target.Target({'kind': 'cuda', 'arch': 'sm_90'})" in script and "target='llvm'" in script
+    assert "target=tvm.target.Target({'kind': 'cuda', 'arch': 'sm_90', " in script and "target='llvm'" in script
     assert script.index("baseline[") < script.index("outputs[")
     assert "vm = relax.VirtualMachine(ex, tvm.cuda())" in script
 

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The GPU checks of hirfuzz in one go, on a machine whose TVM sees an NVIDIA GPU:
+#   OUT=DIR CAMPAIGN_S=300 bash tools/gpu_checks.sh
+# Runs, side by side: the `gpu` tests; `conformance --target cuda` over every op (writing the
+# cuda-only failures the specs do not record yet as op-spec entries); and a 20-operator
+# `--target llvm,cuda` campaign of CAMPAIGN_S seconds. Results land in OUT as they come:
+# env.txt (the GPU, TVM's handshake), gpu-tests.log, conformance.log, cuda-targets.yaml,
+# campaign.log, summary.json, report.md and findings.tgz (the campaign's finding folders).
+set -u
+OUT=${OUT:-/tmp/hirfuzz-gpu-checks}
+CAMPAIGN_S=${CAMPAIGN_S:-300}
+JOBS=${JOBS:-6}
+CAMPAIGN=/tmp/hirfuzz-gpu-campaign
+export PYTHONUNBUFFERED=1
+mkdir -p "$OUT"
+{ nvidia-smi -L; nvcc --version | tail -1; python3 --version
+  python3 -c "from hirfuzz.dialects.relax.dialect import RelaxDialect; print(RelaxDialect().describe_installation())"
+} > "$OUT/env.txt" 2>&1
+rm -rf "$CAMPAIGN"
+( timeout $((CAMPAIGN_S + 150)) python3 -m hirfuzz --mode strict --target llvm,cuda --ops 20 --time "$CAMPAIGN_S" \
+    --jobs "$JOBS" --seed 1 --no-progress --out "$CAMPAIGN" > "$OUT/campaign.log" 2>&1
+  echo "exit status $?" >> "$OUT/campaign.log"
+  cp "$CAMPAIGN/summary.json" "$CAMPAIGN/report.md" "$OUT/" 2>/dev/null
+  tar czf "$OUT/findings.tgz" -C "$CAMPAIGN" --exclude='*.log' findings unconfirmed spec-disagreements pending 2>/dev/null
+) &
+( timeout $((CAMPAIGN_S + 120)) python3 -m pytest -q -m gpu -n 2 -p no:cacheprovider > "$OUT/gpu-tests.log" 2>&1
+  echo "exit status $?" >> "$OUT/gpu-tests.log" ) &
+( timeout $((CAMPAIGN_S + 120)) python3 -m hirfuzz conformance --target cuda --samples 1 --jobs "$JOBS" \
+    --write-targets "$OUT/cuda-targets.yaml" > "$OUT/conformance.log" 2>&1
+  echo "exit status $?" >> "$OUT/conformance.log" ) &
+wait
+ls -la "$OUT"
