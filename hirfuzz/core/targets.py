@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any, Iterable
 
-import yaml
-
 from ..errors import HirfuzzError
 
 TARGET_KINDS = ("llvm", "cuda")
@@ -73,6 +71,7 @@ class TargetLimits:
 def load_target_limits(text: str | None = None, where: str = f"hirfuzz/{TARGETS_FILE}") -> TargetLimits:
     """Read and check targets.yaml (or `text`, for tests); a mistake is one HirfuzzError
     naming the file, the target and the entry."""
+    import yaml  # here, not above: workers read targets too, and Relay's environment has no yaml
     if text is None:
         text = resources.files("hirfuzz").joinpath(TARGETS_FILE).read_text()
     try:

@@ -189,7 +189,8 @@ def _run_lines(config: dict, inputs: list[np.ndarray], run: bool) -> list[str]:
         lines = [f"with tvm.transform.PassContext(opt_level={opt}):",
                  f"    run = relay.create_executor({config['kind']!r}, mod=mod, device={device_expression(config)}, "
                  f"target={target_code(target)}).evaluate()"]
-        return lines + ([*input_lines(inputs), "result = run(*[tvm.nd.array(a) for a in inputs])"] if run else [])
+        return lines + ([*input_lines(inputs), f"result = run(*[tvm.nd.array(a, {device_expression(config)}) for a in inputs])"]
+                        if run else [])
     lines = [f"with tvm.transform.PassContext(opt_level={opt}):", f"    lib = relay.build(mod, target={target_code(target)})"]
     if not run:
         return lines
