@@ -13,6 +13,7 @@ import traceback
 
 import numpy as np
 
+from .core.targets import target_label
 from .dialects import dialect_info
 
 # the order a case goes through inside a worker; a reply's "stage" is one of these
@@ -41,7 +42,7 @@ def error_reply(stage: str, exc: BaseException, diagnostics: list[str] | None = 
             "message": message, "traceback": traceback.format_exc()}
 
 
-def make_config(executor: str = "vm", target: str = "llvm", passes: list | None = None,
+def make_config(executor: str = "vm", target: str | dict = "llvm", passes: list | None = None,
                 opt_level: int | None = None, dialect: str = "relax") -> dict:
     """A configuration as plain data (it travels to workers and into reproducers):
     (pass sequence, opt level, pipeline, executable mode, target) for one of the
@@ -56,7 +57,7 @@ def make_config(executor: str = "vm", target: str = "llvm", passes: list | None 
 def describe_config(config: dict, with_passes: bool = True) -> str:
     from .core.passes import describe as describe_passes
     pipeline = f", {config['pipeline']} pipeline" if config.get("pipeline") else ""
-    text = f"{config['name']} on {config['target']} (opt_level {config['opt_level']}{pipeline})"
+    text = f"{config['name']} on {target_label(config['target'])} (opt_level {config['opt_level']}{pipeline})"
     return text + (f" after {describe_passes(config['passes'])}" if config["passes"] and with_passes else "")
 
 

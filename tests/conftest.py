@@ -14,6 +14,35 @@ sys.path.insert(0, str(ROOT / "tools"))
 from check_user_paths import BOOL_ADD  # noqa: E402,F401
 
 
+def cuda_device() -> str:
+    """"" where this machine has a GPU TVM can use; otherwise why not."""
+    if not (os.path.exists("/dev/nvidiactl") or os.path.exists("/dev/nvidia0")):
+        return "no NVIDIA device on this machine"
+    import tvm
+    if not tvm.runtime.enabled("cuda"):
+        return f"TVM {tvm.__version__} here was built without CUDA"
+    return "" if tvm.cuda(0).exist else "TVM sees no CUDA device"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked gpu run only where TVM sees a GPU (`python -m pytest -m gpu` there);
+    elsewhere each is skipped, and the summary says why in one line."""
+    gpu = [item for item in items if "gpu" in item.keywords]
+    if not gpu:
+        return
+    why = cuda_device()
+    if why:
+        for item in gpu:
+            item.add_marker(pytest.mark.skip(reason=f"gpu test: {why}"))
+        config._gpu_skipped = (len(gpu), why)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    skipped = getattr(config, "_gpu_skipped", None)
+    if skipped:
+        terminalreporter.write_line(f"{skipped[0]} gpu test(s) skipped: {skipped[1]}")
+
+
 @pytest.fixture(scope="session")
 def specs():
     from hirfuzz.core.spec import load_specs

@@ -1,9 +1,9 @@
 """Per-op conformance report: does TVM agree with each op spec?
 
-    python tools/conformance_report.py [--ops a,b] [--samples N] [--seed S] [--probe-all] [--json]
+    python tools/conformance_report.py [--ops a,b] [--samples N] [--seed S] [--probe-all] [--json] [--target cuda]
 
 For every op (or those of ``--ops``), ``N`` single-op cases per dtype are generated from the
-spec, lowered, type-checked against the spec's output rule, built for llvm, run and compared
+spec, lowered, type-checked against the spec's output rule, built for llvm (or ``--target cuda``), run and compared
 with the spec's NumPy reference (``hirfuzz.conformance.report_rows``). The table shows the
 dtypes tried, those TVM accepted (built and ran), those whose results agreed with the
 reference, and the first problem of each failing op. ``--probe-all`` also tries the dtypes
@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hirfuzz.dialects.relax.conformance import op_report  # noqa: E402
+from hirfuzz.campaign.conformance import TARGETS, NoDevice  # noqa: E402
+from hirfuzz.dialects.relax.conformance import op_report, target_config  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
 
 _SHORT = {"bool": "b", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
@@ -43,7 +44,16 @@ def main(argv=None) -> int:
     ap.add_argument("--probe-all", action="store_true", help="also try dtypes the spec leaves out")
     ap.add_argument("--spec-dir", default=None, help="op spec folder (default: opspecs/)")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
+    ap.add_argument("--target", default="llvm", help="llvm (default) or cuda")
     args = ap.parse_args(argv)
+    if args.target not in TARGETS:
+        print(f"--target {args.target}: unknown target; use {' or '.join(TARGETS)}", file=sys.stderr)
+        return 2
+    try:
+        config = target_config(args.target)
+    except NoDevice as exc:
+        print(f"conformance_report: {exc}", file=sys.stderr)
+        return 2
 
     specs = load_specs(args.spec_dir)
     ops = [o.strip() for o in args.ops.split(",") if o.strip()] or specs.names()
@@ -54,7 +64,7 @@ def main(argv=None) -> int:
 
     rows, t0 = [], time.time()
     for name in ops:
-        rep = op_report(specs, name, args.samples, args.seed, args.probe_all)
+        rep = op_report(specs, name, args.samples, args.seed, args.probe_all, config)
         row = rep.row()
         row["first_problem"] = rep.problems[0] if rep.problems else ""
         rows.append(row)

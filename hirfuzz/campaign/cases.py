@@ -7,6 +7,11 @@ everything drawn for it from its own named random streams (`Stream`): its inputs
 lowering plan and mutation seed, and its configurations, so a seed fixes every case
 whatever the number of workers, and a case can be made again from its graph alone
 (resuming, reducing).
+
+A campaign's targets shape its cases: the graphs hold no op instance one of them is known
+not to build (the op specs' `targets:`), and the lowering plans none of the features one of
+them cannot lower (hirfuzz/targets.yaml), each drawn as an llvm-only campaign draws it and
+what was left out counted in the generation statistics.
 """
 from __future__ import annotations
 
@@ -27,6 +32,7 @@ from ..core.plan import Knobs, LoweringPlan, plan_lowering
 from ..core.violations import draw_inputs as draw_violation_inputs, generate_violation, violation_plan
 from ..errors import HirfuzzError
 from ..protocol import encode_array, make_config
+from ..core.targets import load_target_limits, target_kinds
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
 
 if TYPE_CHECKING:
@@ -81,7 +87,13 @@ class CaseMaker:
         # the oracle whose baseline a case starts with: a cross-IR campaign's second IR's is
         # the cross-IR oracle's (campaign.cross)
         self.baseline_oracle = baseline_oracle
+        # the targets its configurations name: the settings' kinds until the workers have
+        # said which GPU they see (protocol.resolve_target: a cuda target names its arch)
+        self.targets: list = list(settings.targets)
         self.violable = self.violable_ops() if settings.mode == "disruptive" else []
+        self.target_kinds = target_kinds(settings.targets)
+        # the plan features some target of the campaign cannot lower: stripped from every plan
+        self.unlowerable = load_target_limits().features_unlowerable(self.target_kinds)
         # the generation state a checkpoint saves (see restore)
         self.coverage = Coverage()
         self.gen_rng = np.random.default_rng(settings.seed)
@@ -102,11 +114,12 @@ class CaseMaker:
             return self.make_disruptive_case(index, graph, disruption)
         t0 = time.perf_counter()
         direction = None
-        if graph is None:
+        generated = graph is None
+        if generated:
             direction = self.case_direction(index)
             graph = generate_graph(self.specs, self.gen_rng, self.s.ops, self.coverage, guided=self.s.guided,
                                    ops=self.s.only_ops, dtypes=self.s.dtypes, stats=self.gen_stats,
-                                   direction=direction)
+                                   direction=direction, targets=self.target_kinds)
         gen_ms = (time.perf_counter() - t0) * 1000
         t_inputs = time.perf_counter()
         # inputs have their own stream per case, so the graphs depend on the seed alone
@@ -115,7 +128,8 @@ class CaseMaker:
         inputs = [chosen.values[n.id] for n in graph.variables]
         expected = [chosen.facts[r] for r in graph.results()]
         if lowering is None:
-            lowering = self.case_lowering(graph, index, direction)
+            # a case made again from its graph (resumed) was counted when it was generated
+            lowering = self.case_lowering(graph, index, direction, self.gen_stats if generated else None)
             if self.direction is not None:  # directed or not, what it exercises of the probe counts
                 plan = lowering.get("plan")
                 used = LoweringPlan.from_json(plan).features_used() if plan else []
@@ -145,13 +159,19 @@ class CaseMaker:
             return None
         return self.direction
 
-    def case_lowering(self, graph: Graph, index: int, direction=None) -> dict:
-        """How the case is lowered (a plan of functions and features) and mutated (a seed)."""
+    def case_lowering(self, graph: Graph, index: int, direction=None, stats: GenStats | None = None) -> dict:
+        """How the case is lowered (a plan of functions and features) and mutated (a seed).
+        The plan is drawn whatever the targets, then stripped of what one of them cannot
+        lower, counted in `stats` where given."""
         lowering = {}
         if self.s.features:
             rng = self.case_rng(index, Stream.PLAN)
             knobs = direction.knobs(self.info.plan_knobs, rng) if direction else Knobs(**self.info.plan_knobs)
             plan = plan_lowering(graph, rng, knobs)
+            if self.unlowerable:
+                plan, stripped = plan.stripped(self.unlowerable)
+                if stats is not None:
+                    stats.count_stripped(stripped)
             lowering["plan"] = plan.to_json()
         if self.s.mutations and self.info.mutators:
             lowering["mutation"] = {"seed": [self.s.seed, index, int(Stream.MUTATION)], "count": self.s.mutations}
@@ -164,7 +184,7 @@ class CaseMaker:
         rng = self.case_rng(index, Stream.CONFIGS)
         return [config for oracle in ORACLES.values() for config in oracle.case_configs(self, rng, lowering)]
 
-    def config(self, executor: str, target: str, oracle: Oracle, **kw) -> dict:
+    def config(self, executor: str, target, oracle: Oracle, **kw) -> dict:
         """A configuration of the campaign's dialect, naming the oracle that judges it."""
         return {**make_config(executor, target, dialect=self.s.dialect, **kw), ORACLE_FIELD: oracle.value}
 

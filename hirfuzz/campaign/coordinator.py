@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ..core.finding import Finding, normalize_message
 from ..core.passes import load_catalog
+from ..core.targets import resolve_target, target_kind
 from ..dialects import dialect_info
 from ..errors import HirfuzzError
 from .cases import Case, CaseMaker
@@ -227,18 +228,22 @@ class Campaign:
         """The workers' TVM can build for every target asked for, and is the TVM this
         campaign ran under before (a resume under another TVM would mix two compilers)."""
         installation = self._check_targets(self.pool.installation, self.s.targets)
+        self.maker.targets = [resolve_target(t, self.pool.installation) for t in self.s.targets]
         if self.cross is not None:
             hello = self.pool.installation_of(self.s.cross_dialect)
             installation["cross"] = self._check_targets(hello, self.cross.settings.targets)
+            self.cross.maker.targets = [resolve_target(t, hello) for t in self.cross.settings.targets]
         self.out.record_installation(installation)
 
     @staticmethod
     def _check_targets(hello: dict, targets: list[str]) -> dict:
         where = f"{hello.get('python')} (TVM {hello.get('tvm')})"
-        kinds = {t.split()[0].split("-")[0] for t in targets}
+        kinds = {target_kind(t) for t in targets}
         missing = sorted(kinds - set(hello.get("targets", [])))
         if missing:
             raise HirfuzzError(f"{where} cannot build for {', '.join(missing)}: that TVM was built without it")
+        if "cuda" in kinds and not hello.get("devices", {}).get("cuda"):
+            raise HirfuzzError(f"{where} sees no CUDA device: its workers cannot run the cuda target")
         return {k: hello.get(k) for k in ("python", "tvm", "targets")}
 
     def step(self) -> bool:

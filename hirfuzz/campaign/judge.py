@@ -12,7 +12,7 @@ from typing import Callable
 
 from ..core.finding import Finding, crash_signature, death_signature, error_line, ill_formed_signature
 from ..dialects.base import ILL_FORMED_STAGE
-from ..core.oracle import Approximation, compare_results
+from ..core.oracle import Approximation, TargetTolerance, compare_results
 from ..protocol import decode_array
 from .cases import Case
 from .oracles import ORACLES, Oracle, oracle_of
@@ -93,7 +93,8 @@ class Judge:
         if not case.runnable:
             return Outcome(Status.BUILT)
         outputs = ORACLES[oracle].compared_outputs(case, [decode_array(a) for a in reply["outputs"]])
-        mismatches = compare_results(case.expected, outputs, Approximation.of_passes(config["passes"]))
+        mismatches = compare_results(case.expected, outputs, Approximation.of_passes(config["passes"]),
+                                     TargetTolerance.of(self.specs, config["target"]))
         if not mismatches:
             return Outcome(Status.OK if any(f.stable for f in case.expected) else Status.RAN)
         return Outcome(Status.MISMATCH, finding=self._wrong_result(case, mismatches, config, oracle))

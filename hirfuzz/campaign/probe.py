@@ -130,7 +130,7 @@ class Prober:
         if self.settings.time_s is not None:  # a short campaign keeps most of its time for fuzzing
             budget = min(budget, self.settings.time_s * BUDGET_SHARE)
         specs, dtypes = self.context.specs, self.settings.dtypes
-        config = make_config(self.context.info.baseline, self.settings.targets[0], passes=seq,
+        config = make_config(self.context.info.baseline, self.context.maker.targets[0], passes=seq,
                              opt_level=max(self.context.info.pass_opt_levels), dialect=self.settings.dialect)
         probe = PassProbe([step["name"] for step in seq])
         if not detailed:
@@ -217,7 +217,7 @@ class Prober:
                     and pattern not in seen and len(chosen) < RESULT_CHECKS:
                 seen.add(pattern)
                 chosen.append((program, result))
-        maker, base, target = self.context.maker, self.context.info.baseline, self.settings.targets[0]
+        maker, base, target = self.context.maker, self.context.info.baseline, self.context.maker.targets[0]
         configs = [maker.config(base, target, Oracle.REFERENCE),
                    maker.config(base, target, Oracle.PASS_ORDER, passes=seq,
                                 opt_level=max(self.context.info.pass_opt_levels))]

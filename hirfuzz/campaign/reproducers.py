@@ -8,7 +8,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Callable
 
 from ..core.finding import Finding
-from ..core.oracle import Approximation, judged_facts
+from ..core.oracle import Approximation, TargetTolerance, judged_facts
 from ..dialects.reproducer import violating_call
 
 if TYPE_CHECKING:
@@ -75,7 +75,8 @@ class FindingScripts:
         config = case.configs[-1]  # the failing one: isolation put it last
         expected = None
         if finding.kind == "wrong-result":  # compared as the oracle compared it (judge._judge_config)
-            facts = judged_facts(case.expected, Approximation.of_passes(config["passes"]))
+            facts = judged_facts(case.expected, Approximation.of_passes(config["passes"]),
+                                 TargetTolerance.of(self.specs, config["target"]))
             expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
                          0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in facts]
         writer = self.info.reproducer_writer()

@@ -57,6 +57,7 @@ def summary(view: CampaignView) -> dict:
         # the bound the workers said in their hello they run under (worker.memory_bound)
         "memory_bound": pool.installation.get("memory_bound"),
         "skipped_by_design": dict(sorted(c.skipped.items())),
+        "targets_progress": {kind: dict(sorted(row.items())) for kind, row in c.targets.items()},
         **_times(view),
         "phases": {name: {"seconds": round(f["seconds"], 3), "cases": f["cases"]} for name, f in view.phases.items()},
         "reduction_steps": _reduction_steps(view.tables),

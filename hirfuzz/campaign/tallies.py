@@ -6,7 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 
 from ..core.plan import LoweringPlan
+from ..core.targets import target_kind
 from .cases import Case
+from .oracles import Oracle, oracle_of
 from .outcome import Outcome, Status
 from .timings import add_totals
 
@@ -43,6 +45,10 @@ class Counters:
     builds_saved: int = 0     # builds a worker reused instead of building again (worker.BuildCache)
     builds_saved_across_cases: int = 0  # of which an earlier case's
     builds_saved_reducing: int = 0  # by the reducer's trial runs (not in builds_saved)
+    # target -> how far its baseline configuration got, case by case: "compared" (ran and
+    # met the reference), "ran", "built" (not run: its inputs may trap), "error:<stage>"
+    # (whatever the oracle made of it), "skipped"; what `--target llvm,cuda` asks of CUDA
+    targets: dict = field(default_factory=dict)
 
     @staticmethod
     def restore(d: dict) -> "Counters":
@@ -109,6 +115,10 @@ class Tallies:
         for config, reply in zip(case.configs, [answer] + answer.get("others", [])):
             if reply.get("status") == "skipped" and reply.get("reason"):
                 c.skipped[config["name"]] = c.skipped.get(config["name"], 0) + 1
+            if config is case.configs[0] or oracle_of(config) is Oracle.TARGET:
+                row = c.targets.setdefault(target_kind(config["target"]), {})
+                got = target_progress(case, reply)
+                row[got] = row.get(got, 0) + 1
 
     def _count_progress(self, outcome: Outcome):
         """How far the case got (disruptive cases count in none of these): a program that
@@ -129,6 +139,17 @@ class Tallies:
             c.compared_fully += case.comparable and outcome.status in (Status.OK, Status.MISMATCH)
         if case.unmet_op:
             c.domain_unmet[case.unmet_op] = c.domain_unmet.get(case.unmet_op, 0) + 1
+
+
+def target_progress(case: Case, reply: dict) -> str:
+    """How far one target's configuration got with a case (Counters.targets)."""
+    if reply.get("status") == "error":
+        return f"error:{reply.get('stage')}"
+    if reply.get("status") != "ok":
+        return reply.get("status", "unknown")
+    if not case.runnable:
+        return "built"
+    return "compared" if any(f.stable for f in case.expected) else "ran"
 
 
 def tvm_seconds(answer: dict) -> float:

@@ -21,6 +21,7 @@ from importlib import resources
 import yaml
 
 from ..dialects import dialect_infos
+from ..core.targets import target_label
 from ..protocol import describe_config
 from .oracles import definition
 
@@ -340,7 +341,7 @@ def _values(finding: dict, graph, plan: dict | None, dialect: str, situation_: S
 
 
 def _config_phrase(config: dict | None) -> str:
-    return f"{config['name']} on {config['target']}" if config else ""
+    return f"{config['name']} on {target_label(config['target'])}" if config else ""
 
 
 def _detail(finding: dict, values: dict, situation_: Situation) -> str:

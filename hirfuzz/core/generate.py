@@ -7,6 +7,12 @@ picked among existing tensors that satisfy the spec's constraints, or created as
 variables or constants. The insertion is kept only if it adds op-dtype, op-shape, op-edge
 or op-path coverage (or, with guidance off, always: HIRGen's random baseline). Every
 choice comes from one `numpy.random.Generator`, so a seed gives the same graphs.
+
+Generation for a campaign's targets never produces an op instance one of them is known not
+to build (the op spec's `targets:` exclusions): an excluded op-dtype is turned down before
+anything is drawn for it, and a node an exclusion's `when` holds for is turned down as a
+failed constraint is; `GenStats.avoided` counts both, per target. For llvm alone (no
+exclusions) nothing is turned down, so its graphs are what they always were.
 """
 from __future__ import annotations
 
@@ -21,6 +27,8 @@ from .graph import Graph, Node, Ref, TensorType
 from .inputs import declared_domain, draw, not_finite, slot_domain, within
 from .reference import TensorInfo, op_env, overflow_undefined, run_op
 from .solve import solve
+from ..errors import HirfuzzError
+from .targets import target_kinds
 
 P_REUSE = 0.85        # pick an existing compatible tensor rather than a new leaf
 P_SAME_TWICE = 0.05   # allow the same tensor twice in one op (x + x)
@@ -33,6 +41,18 @@ CANDIDATE_SAMPLE = 24  # existing tensors examined per input
 
 class Rejected(Exception):
     """This attempt cannot produce a valid insertion; draw another op."""
+
+
+class Excluded(Rejected):
+    """The insertion is an op instance one of the targets is known not to build."""
+
+    def __init__(self, target: str, instance: str, error: str):
+        super().__init__(f"{instance} is excluded on {target}: {error}")
+        self.target = target
+        self.instance = instance   # TargetExclusion.describe: "mod[float16]", "mean[float64] when ..."
+
+
+DEFAULT_TARGETS = ("llvm",)
 
 
 @dataclass
@@ -53,9 +73,10 @@ class Insertion:
 class GraphBuilder:
     """Builds one graph; `values` indexes the tensors available as inputs by dtype."""
 
-    def __init__(self, specs, rng: np.random.Generator):
+    def __init__(self, specs, rng: np.random.Generator, targets=DEFAULT_TARGETS):
         self.specs = specs
         self.rng = rng
+        self.target_kinds = target_kinds(targets)   # no insertion any of them cannot build
         self.graph = Graph()
         # pass probing and pass-directed generation (core.probe) pin what the next insertion
         # takes: `form`, the form of its second input (a new leaf), and `anchor`, the tensor
@@ -117,6 +138,9 @@ class GraphBuilder:
     # --- one insertion ----------------------------------------------------------------------
 
     def propose(self, spec, dtype: str) -> Insertion:
+        excluded = spec.excluded_dtype(dtype, self.target_kinds)
+        if excluded is not None:  # before any draw: nothing of the stream goes on it
+            raise Excluded(excluded.target, excluded.describe(spec.name, dtype), excluded.error)
         rng = self.rng
         env: dict = {"__rng__": rng, "dtype": dtype}
         pending: dict[int, TensorType] = {}
@@ -209,6 +233,7 @@ class GraphBuilder:
         for c in spec.constraints:
             if not c(env):
                 raise Rejected(f"constraint '{c.text}' fails")
+        self._check_conditional_exclusions(spec, dtype, env)
         outputs = self._outputs(spec, env, dtype)
         attrs = {k: env[k] for k in list(spec.attrs) + (list(spec.solve.vars) if spec.solve else [])}
         ins = Insertion(spec.name, dtype, inputs, attrs, outputs, env=env)
@@ -218,6 +243,12 @@ class GraphBuilder:
                 raise Rejected("input shape out of bounds")
             ins.leaves.append((tmp, t, slot_domain(spec, slot, env, t.dtype), slot))
         return ins
+
+    def _check_conditional_exclusions(self, spec, dtype: str, env: dict):
+        """Turn the node down where an exclusion's `when` holds for its inputs and attributes."""
+        for exclusion in spec.exclusions(self.target_kinds):
+            if exclusion.when is not None and exclusion.covers_dtype(dtype) and exclusion.when(env):
+                raise Excluded(exclusion.target, exclusion.describe(spec.name, dtype), exclusion.error)
 
     def _anchored(self, dtype: str, ok) -> Ref:
         """The anchor as the first input, where it fits (its dtype, the spec's constraints)."""
@@ -371,18 +402,35 @@ class GenStats:
     attempts: int = 0
     rejected_invalid: int = 0
     rejected_no_coverage: int = 0
+    # per target kind, the op instances turned down as that target cannot build them
+    # ("mod[float16]", "mean[float64] when ..."), and how often
+    avoided: dict[str, dict[str, int]] = field(default_factory=dict)
+    # lowering-plan features a campaign's target cannot lower (hirfuzz/targets.yaml), taken
+    # out of its cases' plans (campaign.cases), and how many of each
+    plan_features_stripped: dict[str, int] = field(default_factory=dict)
+
+    def count_avoided(self, excluded: Excluded):
+        per_target = self.avoided.setdefault(excluded.target, {})
+        per_target[excluded.instance] = per_target.get(excluded.instance, 0) + 1
+
+    def count_stripped(self, stripped: dict[str, int]):
+        for feature, n in stripped.items():
+            self.plan_features_stripped[feature] = self.plan_features_stripped.get(feature, 0) + n
 
 
 def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Coverage,
                    guided: bool = True, ops: list[str] | None = None,
-                   dtypes: list[str] | None = None, stats: GenStats | None = None, direction=None) -> Graph:
+                   dtypes: list[str] | None = None, stats: GenStats | None = None, direction=None,
+                   targets=DEFAULT_TARGETS) -> Graph:
     """A valid graph of `n_ops` operators; `coverage` is read and updated in place.
 
     With a `direction` (core.probe.Direction: what a pass probe found), a share of the
-    insertions reproduce the probe sites the pass acted on."""
+    insertions reproduce the probe sites the pass acted on. No insertion is an op instance
+    one of `targets` (kinds or target names) is known not to build."""
     names = ops if ops is not None else specs.names()
     stats = stats if stats is not None else GenStats()
-    builder = GraphBuilder(specs, rng)
+    builder = GraphBuilder(specs, rng, targets)
+    _check_drawable(specs, names, dtypes, builder.target_kinds)
     rejects = witness_rejects = 0
     placed = 0
     while placed < n_ops:
@@ -397,6 +445,9 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
         dtype = allowed[int(rng.integers(len(allowed)))]
         try:
             ins = builder.propose(spec, dtype)
+        except Excluded as excluded:
+            stats.count_avoided(excluded)
+            continue
         except (Rejected, E.ExprError):
             stats.rejected_invalid += 1
             continue
@@ -425,6 +476,18 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
     return builder.graph
 
 
+def _check_drawable(specs, names: list[str], dtypes: list[str] | None, kinds: tuple[str, ...]):
+    """Some op of `names` must have a dtype allowed and buildable on every target, or no
+    graph can ever be drawn."""
+    for name in names:
+        spec = specs.ops[name]
+        if any((dtypes is None or d in dtypes) and spec.excluded_dtype(d, kinds) is None for d in spec.dtypes):
+            return
+    raise HirfuzzError(f"no op of {', '.join(names)} can be generated with dtypes {', '.join(dtypes or ['(any)'])} "
+                       f"for target {', '.join(kinds)}: every such op-dtype is excluded (the op specs' "
+                       f"`targets:`) or not among the op's dtypes")
+
+
 def _record(graph: Graph, coverage: Coverage):
     for node in graph.operators:
         parents = [graph.nodes[r.node] for r in node.input_refs() if graph.nodes[r.node].kind == "op"]
@@ -437,13 +500,17 @@ def _record(graph: Graph, coverage: Coverage):
 PROPOSE_TRIES = 60   # attempts at a valid insertion before the spec is blamed
 
 
-def single_op_graph(specs, op_name: str, dtype: str, rng) -> Graph:
+def single_op_graph(specs, op_name: str, dtype: str, rng, targets=DEFAULT_TARGETS) -> Graph:
     """A one-operator graph of `op_name` at `dtype`, for conformance checks; raises Rejected
-    when none can be made."""
+    when none can be made (Excluded at once where one of `targets` excludes the op-dtype)."""
     spec = specs.ops[op_name]
+    kinds = target_kinds(targets)
+    excluded = spec.excluded_dtype(dtype, kinds)
+    if excluded is not None:
+        raise Excluded(excluded.target, excluded.describe(op_name, dtype), excluded.error)
     last = ""
     for _ in range(PROPOSE_TRIES):
-        builder = GraphBuilder(specs, rng)
+        builder = GraphBuilder(specs, rng, kinds)
         try:
             ins = builder.propose(spec, dtype)
             builder.extend_witness(ins)

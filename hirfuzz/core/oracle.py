@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .reference import TensorFacts
+from .targets import target_kind
 
 
 @dataclass
@@ -87,19 +88,44 @@ class Approximation:
         return replace(facts, exact=False, rtol=max(facts.rtol, self.rtol), atol=max(facts.atol, self.atol))
 
 
-def judged_facts(expected: list[TensorFacts], approximation: Approximation | None) -> list[TensorFacts]:
-    """The reference's facts as a configuration is judged: as they are, or within its approximation."""
-    return expected if approximation is None else [approximation.judged(f) for f in expected]
+@dataclass(frozen=True)
+class TargetTolerance:
+    """The least tolerance a target's float results are compared with, per dtype (the op
+    specs' `target_tolerances`, each target's with the reason its math may differ: a GPU's
+    fast intrinsics, half precision computed in half). Exact results stay exact: a copy is
+    a copy on any target."""
+    floors: dict  # dtype -> (rtol, atol)
+
+    @staticmethod
+    def of(specs, target) -> "TargetTolerance | None":
+        """The tolerance of a configuration's target (None: the op classes' own)."""
+        floors = getattr(specs, "target_tolerances", {}).get(target_kind(target))
+        return TargetTolerance(floors) if floors else None
+
+    def judged(self, facts: TensorFacts) -> TensorFacts:
+        floor = self.floors.get(str(facts.value.dtype))
+        if floor is None or facts.exact:
+            return facts
+        return replace(facts, rtol=max(facts.rtol, floor[0]), atol=max(facts.atol, floor[1]))
+
+
+def judged_facts(expected: list[TensorFacts], approximation: Approximation | None,
+                 target: TargetTolerance | None = None) -> list[TensorFacts]:
+    """The reference's facts as a configuration is judged: as they are, or within its
+    approximation, and its target's tolerance."""
+    judged = expected if approximation is None else [approximation.judged(f) for f in expected]
+    return judged if target is None else [target.judged(f) for f in judged]
 
 
 def compare_results(expected: list[TensorFacts], actual: list[np.ndarray],
-                    approximation: Approximation | None = None) -> list[Mismatch]:
+                    approximation: Approximation | None = None,
+                    target: TargetTolerance | None = None) -> list[Mismatch]:
     if len(expected) != len(actual):
         return [Mismatch(-1, f"main returned {len(actual)} tensors, expected {len(expected)}")]
     if approximation is not None and not approximation.compared:
         return []  # not even the result types: Relay's ToMixedPrecision makes them float16
     out = []
-    for i, (e, a) in enumerate(zip(judged_facts(expected, approximation), actual)):
+    for i, (e, a) in enumerate(zip(judged_facts(expected, approximation, target), actual)):
         detail = compare_tensor(e, a)
         if detail is not None:
             out.append(Mismatch(i, detail))

@@ -31,6 +31,10 @@ form (HIRGen Algorithm 2 and the Relax language features of DESIGN.md):
 - ``dynamic_params``: variable nodes whose ``main`` parameter is declared with symbolic
   dimensions and ``match_cast`` back to the static shape on entry (a dynamic signature).
 
+A target that cannot lower some of these (cuda: symbolic shapes, hirfuzz/targets.yaml) gets
+the plan drawn as for any other, then `LoweringPlan.stripped` of them: the other features
+stay what an llvm-only campaign draws.
+
 Every feature preserves the program's meaning, whatever graph it is applied to. A plan
 therefore stays valid for any graph: `lower_graph` ignores entries naming nodes that do
 not exist or are not of the right kind, cuts that contain no operator, and cuts that
@@ -160,6 +164,28 @@ class LoweringPlan:
                             node_features={ids[n]: list(f) for n, f in self.node_features.items() if n in ids},
                             dynamic_params=[ids[n] for n in self.dynamic_params if n in ids],
                             allow_known_bugs=self.allow_known_bugs)
+
+    def stripped(self, features) -> tuple["LoweringPlan", dict[str, int]]:
+        """A copy without the node features named in `features` (and without dynamic
+        parameters if ``dynamic_param`` is among them), with how many of each went."""
+        unwanted = set(features)
+        gone: dict[str, int] = {}
+        node_features = {}
+        for nid, feats in self.node_features.items():
+            for f in feats:
+                if f in unwanted:
+                    gone[f] = gone.get(f, 0) + 1
+            kept = [f for f in feats if f not in unwanted]
+            if kept:
+                node_features[nid] = kept
+        dynamic_params = list(self.dynamic_params)
+        if "dynamic_param" in unwanted and dynamic_params:
+            gone["dynamic_param"] = len(dynamic_params)
+            dynamic_params = []
+        plan = LoweringPlan(functions=[Cut(**c.to_json()) for c in self.functions], plain_nodes=list(self.plain_nodes),
+                            node_features=node_features, dynamic_params=dynamic_params,
+                            allow_known_bugs=self.allow_known_bugs)
+        return plan, gone
 
     def features_used(self) -> list[str]:
         """Names of the feature kinds this plan asks for (for statistics)."""

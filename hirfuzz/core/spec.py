@@ -59,6 +59,14 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
   dtypes promoted), so one about shapes alone says its inputs' dtypes are equal. Its
   ``optional_args`` counts the trailing call arguments that dialect's op may go without
   (Relax's strided_slice without its strides): dropping one is no arity violation.
+- ``targets``: per target kind (``cuda``), the op instances that target's build is known to
+  fail on, so that a campaign for it never generates them (one construct it cannot build
+  fails the whole graph's build). Each entry is one exclusion with the ``error`` its build
+  gives and a ``note`` naming the TVM source or issue (both required), narrowed by
+  ``dtypes`` (default: every dtype), ``when`` (a condition over the inputs, attributes and
+  ``dtype``, as constraints and ``accepts`` are: the entry applies where it holds) and
+  ``dialects`` (default: every dialect). An excluded dtype is never drawn for the op; a node
+  matching a ``when`` is turned down as a failed constraint is (core/generate.py).
 
 Expressions are compiled once here by ``expr.compile_expr``; nothing is ever ``eval``-ed.
 """
@@ -75,6 +83,7 @@ import yaml
 
 from . import expr as E
 from .reference import HELPERS as REFERENCE_HELPERS
+from .targets import TARGET_KINDS
 from ..data import SPEC_DIR
 from ..dialects import dialect_names
 from ..errors import SpecError
@@ -87,10 +96,11 @@ DEFAULT_SPEC_DIR = SPEC_DIR  # the top-level opspecs/ (hirfuzz.data)
 
 _OP_KEYS = {"name", "input_search", "relax", "inputs", "dtypes", "attrs", "solve", "constraints", "output",
             "reference", "tolerance", "amplification", "overflow", "exact", "continuous", "may_trap", "call",
-            "note", "dialects", "traits"}
+            "note", "dialects", "traits", "targets"}
 TRAITS = ("elementwise", "commutative", "associative")
 _DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note", "accepts", "optional_args"}
 DIALECTS = tuple(dialect_names())  # the dialects hirfuzz knows (dialects/__init__.py)
+_EXCLUSION_KEYS = {"dtypes", "when", "dialects", "error", "note"}
 _INPUT_KEYS = {"name", "rank", "dtype", "shape", "domain", "variadic"}
 _OUTPUT_KEYS = {"shape", "shapes", "dtype"}
 _TOLERANCE_KEYS = set(ALL_DTYPES)
@@ -138,6 +148,24 @@ class InputSearch:
     outputs: tuple[int, ...] | None = None       # passthrough, scatter: the results they reach (None: all)
     bound: float = 0.0                           # normalization: |normalised data| at most this
     unchanged: tuple[tuple[str, int], ...] = ()  # normalization: (input, result index) returned as is
+
+
+@dataclass(frozen=True)
+class TargetExclusion:
+    """One op instance a target's build is known to fail on (an entry of ``targets:``)."""
+    target: str                               # the target kind (TARGET_KINDS)
+    error: str                                # what its build says
+    note: str                                 # why: the TVM source or issue
+    dtypes: tuple[str, ...] | None = None     # None: every dtype
+    when: E.Compiled | None = None            # None: whatever the inputs and attributes
+    dialects: tuple[str, ...] | None = None   # None: every dialect
+
+    def covers_dtype(self, dtype: str) -> bool:
+        return self.dtypes is None or dtype in self.dtypes
+
+    def describe(self, op: str, dtype: str) -> str:
+        """The instance as generation statistics count it: ``mod[float16]``, with the condition if any."""
+        return f"{op}[{dtype}]" + (f" when {self.when.text}" if self.when is not None else "")
 
 
 @dataclass
@@ -191,6 +219,16 @@ class OpSpec:
     accepts: tuple[E.Compiled, ...] = ()  # the dialect's documented-valid cases (Spelling.accepts)
     optional_args: int = 0                # Spelling.optional_args
     input_search: InputSearch | None = None  # how a wanted result interval reaches the inputs
+    target_exclusions: tuple[TargetExclusion, ...] = ()  # every dialect's; see exclusions()
+
+    def exclusions(self, kinds) -> list[TargetExclusion]:
+        """The exclusions of these target kinds that apply to the dialect resolved for."""
+        return [x for x in self.target_exclusions
+                if x.target in kinds and (x.dialects is None or self.dialect in x.dialects)]
+
+    def excluded_dtype(self, dtype: str, kinds) -> TargetExclusion | None:
+        """The exclusion that rules out the op at `dtype` whatever its inputs, if any."""
+        return next((x for x in self.exclusions(kinds) if x.when is None and x.covers_dtype(dtype)), None)
 
     def for_dialect(self, dialect: str) -> "OpSpec":
         """This op as `dialect` spells it (the dialect must have it)."""
@@ -233,17 +271,19 @@ class OpSpec:
 class SpecSet:
     ops: dict[str, OpSpec]
     tolerances: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    # target kind -> dtype -> the least [rtol, atol] its float results are compared with
+    # (core.oracle.TargetTolerance)
+    target_tolerances: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
 
     def names(self) -> list[str]:
         return sorted(self.ops)
 
     def for_dialect(self, dialect: str) -> "SpecSet":
         """The ops `dialect` has, spelled its way."""
-        return SpecSet({n: op.for_dialect(dialect) for n, op in self.ops.items() if dialect in op.spellings},
-                       self.tolerances)
+        return replace(self, ops={n: op.for_dialect(dialect) for n, op in self.ops.items() if dialect in op.spellings})
 
     def restrict(self, names: list[str]) -> "SpecSet":
-        return SpecSet({n: self.ops[n] for n in names}, self.tolerances)
+        return replace(self, ops={n: self.ops[n] for n in names})
 
     def shared_with(self, other: "SpecSet") -> "SpecSet":
         """The ops both dialects have and compute alike, with the dtypes both accept: what a
@@ -258,7 +298,7 @@ class SpecSet:
             dtypes = tuple(d for d in op.dtypes if d in theirs.dtypes)
             if dtypes:
                 shared[name] = replace(op, dtypes=dtypes)
-        return SpecSet(shared, self.tolerances)
+        return replace(self, ops=shared)
 
 
 # --- reference namespace --------------------------------------------------------------------
@@ -429,8 +469,48 @@ def _read_op(path: str, entry: Any, namespaces) -> OpSpec:
         base_note=str(entry.get("note", "")), traits=tuple(traits),
         overflow=r.expr("overflow", entry["overflow"]) if "overflow" in entry else None,
         input_search=_read_input_search(r, entry["input_search"], inputs, attrs) if "input_search" in entry else None,
+        target_exclusions=_read_targets(r, entry.get("targets"), set(names) | set(attrs)
+                                        | set(solve.vars if solve else ()) | {"dtype"}),
     )
     return op.for_dialect("relax") if "relax" in spellings else op
+
+
+def _read_targets(r: _Reader, raw: Any, known_names: set[str]) -> tuple[TargetExclusion, ...]:
+    if raw is None:
+        return ()
+    if not isinstance(raw, dict):
+        r.fail("targets", f"expected a mapping of target kind ({', '.join(TARGET_KINDS)}) to a list of exclusions")
+    out = []
+    for kind, entries in raw.items():
+        if kind not in TARGET_KINDS:
+            r.fail("targets", f"unknown target kind {kind!r}; known: {', '.join(TARGET_KINDS)}")
+        if not isinstance(entries, list) or not entries:
+            r.fail(f"targets.{kind}", "expected a non-empty list of exclusions")
+        out += [_read_exclusion(r, f"targets.{kind}[{i}]", kind, e, known_names) for i, e in enumerate(entries)]
+    return tuple(out)
+
+
+def _read_exclusion(r: _Reader, fld: str, kind: str, entry: Any, known_names: set[str]) -> TargetExclusion:
+    if not isinstance(entry, dict):
+        r.fail(fld, "expected a mapping with 'error', 'note' and optional 'dtypes', 'when', 'dialects'")
+    r.unknown_keys(fld, entry, _EXCLUSION_KEYS)
+    for required in ("error", "note"):
+        if not isinstance(entry.get(required), str) or not entry[required].strip():
+            r.fail(f"{fld}.{required}", "is required: a non-empty string")
+    dtypes = entry.get("dtypes")
+    if dtypes is not None and (not isinstance(dtypes, list) or not dtypes
+                               or any(dt not in ALL_DTYPES for dt in dtypes)):
+        r.fail(f"{fld}.dtypes", f"expected a non-empty list of dtypes from {', '.join(ALL_DTYPES)}, got {dtypes!r}")
+    dialects = entry.get("dialects")
+    if dialects is not None and (not isinstance(dialects, list) or not dialects
+                                 or any(d not in DIALECTS for d in dialects)):
+        r.fail(f"{fld}.dialects", f"expected a non-empty list of dialects from {', '.join(DIALECTS)}, got {dialects!r}")
+    when = r.expr(f"{fld}.when", entry["when"]) if "when" in entry else None
+    if when is not None and when.names - known_names:
+        r.fail(f"{fld}.when", f"names {sorted(when.names - known_names)}, which are not this op's inputs, "
+                              f"attributes or 'dtype'")
+    return TargetExclusion(kind, entry["error"], entry["note"], tuple(dtypes) if dtypes else None, when,
+                           tuple(dialects) if dialects else None)
 
 
 def _read_input_search(r: _Reader, raw: Any, inputs: list[InputSpec], attrs: dict) -> InputSearch:
@@ -571,6 +651,23 @@ def _read_tolerances(path: str, raw: Any) -> dict[str, dict[str, tuple[float, fl
     return out
 
 
+def _read_target_tolerances(path: str, raw: Any) -> dict[str, dict[str, tuple[float, float]]]:
+    """`target_tolerances`: per target kind, a `note` (why its math may differ) and a
+    dtype table like a tolerance class's."""
+    if not isinstance(raw, dict):
+        raise SpecError(f"{path}: field 'target_tolerances'", "expected a mapping of target to dtype table")
+    out = {}
+    for target, table in raw.items():
+        where = f"{path}: target_tolerances '{target}'"
+        if target not in TARGET_KINDS:
+            raise SpecError(where, f"unknown target; known: {', '.join(TARGET_KINDS)}")
+        if not isinstance(table, dict) or not isinstance(table.get("note"), str) or not table["note"].strip():
+            raise SpecError(where, "expected a mapping with a 'note' (why its results may differ) and dtypes")
+        dtypes = {dt: pair for dt, pair in table.items() if dt != "note"}
+        out[target] = _read_tolerances(path, {f"target {target}": dtypes})[f"target {target}"]
+    return out
+
+
 def load_specs(spec_dir: str | os.PathLike | None = None, dialect: str = "relax") -> SpecSet:
     """Load every ``*.yaml`` in the folder, the ops `dialect` has spelled its way. Errors
     name the file, op and field; every dialect's block is checked, whichever is asked for."""
@@ -583,6 +680,7 @@ def load_specs(spec_dir: str | os.PathLike | None = None, dialect: str = "relax"
     namespaces = _namespaces()
     ops: dict[str, OpSpec] = {}
     tolerances: dict[str, dict] = {}
+    target_tolerances: dict[str, dict] = {}
     for path in files:
         shown = str(path)
         try:
@@ -593,10 +691,12 @@ def load_specs(spec_dir: str | os.PathLike | None = None, dialect: str = "relax"
             raise SpecError(f"{shown}{line}", f"not valid YAML: {getattr(exc, 'problem', exc)}") from None
         if doc is None:
             continue
-        if not isinstance(doc, dict) or set(doc) - {"ops", "tolerances"}:
-            raise SpecError(shown, "expected a mapping with 'ops' (a list) and/or 'tolerances'")
+        if not isinstance(doc, dict) or set(doc) - {"ops", "tolerances", "target_tolerances"}:
+            raise SpecError(shown, "expected a mapping with 'ops' (a list), 'tolerances' and/or 'target_tolerances'")
         if "tolerances" in doc:
             tolerances.update(_read_tolerances(shown, doc["tolerances"]))
+        if "target_tolerances" in doc:
+            target_tolerances.update(_read_target_tolerances(shown, doc["target_tolerances"]))
         entries = doc.get("ops") or []
         if not isinstance(entries, list):
             raise SpecError(f"{shown}: field 'ops'", "expected a list of op entries")
@@ -611,7 +711,7 @@ def load_specs(spec_dir: str | os.PathLike | None = None, dialect: str = "relax"
                             f"unknown tolerance class '{op.tolerance}'; known: {sorted(tolerances)}")
     if not ops:
         raise SpecError(str(folder), "no ops defined")
-    resolved = SpecSet(ops, tolerances).for_dialect(dialect)
+    resolved = SpecSet(ops, tolerances, target_tolerances).for_dialect(dialect)
     if not resolved.ops:
         raise SpecError(str(folder), f"no op has a '{dialect}' block under 'dialects'")
     return resolved

@@ -19,6 +19,19 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def installation_of(tvm, dialect: str) -> dict:
+    """What a worker's handshake says of its TVM and machine: the version, the targets the
+    TVM was built for, and the devices it sees (`cuda`, and the first GPU's architecture,
+    `cuda_arch`, which configurations then name: no build depends on TVM detecting it)."""
+    cuda = bool(tvm.runtime.enabled("cuda") and tvm.cuda(0).exist)
+    devices = {"cuda": cuda}
+    if cuda:
+        devices["cuda_arch"] = "sm_" + tvm.cuda(0).compute_version.replace(".", "")
+        devices["cuda_name"] = tvm.cuda(0).device_name
+    return {"tvm": tvm.__version__, "dialects": [dialect],
+            "targets": ["llvm"] + (["cuda"] if tvm.runtime.enabled("cuda") else []), "devices": devices}
+
+
 class Dialect(ABC):
     """What a worker does with a case. Which exception names are one failure is the
     coordinator's to know, TVM-free: the dialect's `DialectInfo.failure_aliases` (see

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ..core.finding import Finding
+from ..core.targets import target_kind
 from ..protocol import REPRO_MARK as MARK, describe_config
 
 
@@ -154,6 +155,17 @@ def pass_call(step: dict, namespace: str) -> str:
     return f"{namespace}.{step['name']}({args})"
 
 
+def target_code(target) -> str:
+    """A configuration's target as a script passes it to TVM: a kind as a string, a dict (a
+    GPU and its architecture) as a Target, which relax.build requires of anything but a string."""
+    return repr(target) if isinstance(target, str) else f"tvm.target.Target({target!r})"
+
+
+def device_expression(config: dict) -> str:
+    """The device a short reproducer runs on, as code."""
+    return "tvm.cuda()" if target_kind(config["target"]) == "cuda" else "tvm.cpu()"
+
+
 def input_lines(inputs: list[np.ndarray]) -> list[str]:
     if len(inputs) <= 1:
         return [f"inputs = [{', '.join(map(array_code, inputs))}]"]
@@ -163,19 +175,20 @@ def input_lines(inputs: list[np.ndarray]) -> list[str]:
 _MISMATCH = re.compile(r"^result (\d+):", re.M)
 
 
-def check_lines(finding: Finding, expected: list | None) -> list[str]:
-    """The comparison of `outputs` with the reference's values: exact for integers and
-    booleans, within the tolerance otherwise. Only the results the finding saw differ are
-    checked (all comparable ones where it does not say), as a maintainer would write it."""
+def check_lines(finding: Finding, expected: list | None, outputs: str = "outputs") -> list[str]:
+    """The comparison of `outputs` (the variable of that name) with the reference's values:
+    exact for integers and booleans, within the tolerance otherwise. Only the results the
+    finding saw differ are checked (all comparable ones where it does not say), as a
+    maintainer would write it."""
     differ = {int(i) for i in _MISMATCH.findall(finding.detail or "")}
     lines = []
     for i, (value, rtol, atol) in enumerate(expected or []):
         if value is None or (differ and i not in differ):
             continue
         if rtol == 0 and atol == 0:
-            lines.append(f"np.testing.assert_array_equal(outputs[{i}], {array_code(value)})")
+            lines.append(f"np.testing.assert_array_equal({outputs}[{i}], {array_code(value)})")
         else:
-            lines.append(f"np.testing.assert_allclose(outputs[{i}], {array_code(value)}, rtol={rtol!r}, atol={atol!r})")
+            lines.append(f"np.testing.assert_allclose({outputs}[{i}], {array_code(value)}, rtol={rtol!r}, atol={atol!r})")
     return lines
 
 

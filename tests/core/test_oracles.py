@@ -32,7 +32,7 @@ def test_every_oracle_is_registered_under_its_name():
     assert all(name is oracle.name for name, oracle in ORACLES.items())
     # reduction keeps the baseline beside these oracles' configurations
     assert {name for name, oracle in ORACLES.items() if oracle.against_baseline} == {
-        Oracle.PASS_ORDER, Oracle.EXECUTOR, Oracle.MUTATION}
+        Oracle.PASS_ORDER, Oracle.EXECUTOR, Oracle.MUTATION, Oracle.TARGET}
 
 
 def test_each_configuration_of_a_case_names_the_oracle_its_shape_implied(campaign):

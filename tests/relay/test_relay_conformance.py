@@ -51,3 +51,13 @@ def test_an_unknown_relay_op_is_one_clear_error():
 def test_at_least_110_ops_are_spelled_for_relay():
     specs = load_specs(dialect="relay")
     assert len(specs.names()) >= 110, sorted(specs.names())
+
+
+def test_cuda_under_relays_cpu_only_tvm_is_one_line():
+    # the registry's TVM 0.19 has no CUDA: its workers' handshake says so
+    proc = conformance("--target", "cuda", "--ops", "add")
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert lines[0].startswith("hirfuzz conformance: no CUDA device on this machine (or the TVM under ")
+    assert lines[0].endswith("was built without CUDA): nothing checked")

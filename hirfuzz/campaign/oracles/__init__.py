@@ -26,6 +26,7 @@ the defaults), then register it: its name in `base.Oracle` and its instance in `
 """
 from __future__ import annotations
 
+from ...core.targets import target_kind
 from .base import ORACLE_FIELD, BaselineOracle, Component, Oracle, OracleDefinition
 from .crash import CrashOracle
 from .cross_ir import CrossIROracle
@@ -34,9 +35,10 @@ from .executor import ExecutorOracle
 from .mutation import MutationOracle
 from .pass_order import PassOrderOracle
 from .reference import ReferenceOracle
+from .target import TargetOracle
 
 # in the order a case's configurations come: the baseline (the reference's, or the second
-# IR's in a cross-IR campaign), then a pass sequence, the mutant, other executors and targets
+# IR's in a cross-IR campaign), then a pass sequence, the mutant, other executors, other targets
 ORACLES: dict[Oracle, OracleDefinition] = {o.name: o for o in (
     CrashOracle(),
     ReferenceOracle(),
@@ -44,6 +46,7 @@ ORACLES: dict[Oracle, OracleDefinition] = {o.name: o for o in (
     PassOrderOracle(),
     MutationOracle(),
     ExecutorOracle(),
+    TargetOracle(),
     DisruptiveOracle(),
 )}
 
@@ -63,7 +66,9 @@ def oracle_of(config: dict) -> Oracle:
         return Oracle(config[ORACLE_FIELD])
     if config.get("module"):
         return Oracle.MUTATION
-    return Oracle.PASS_ORDER if config["passes"] else Oracle.EXECUTOR
+    if config["passes"]:
+        return Oracle.PASS_ORDER
+    return Oracle.EXECUTOR if target_kind(config["target"]) == "llvm" else Oracle.TARGET
 
 
 __all__ = ["BaselineOracle", "Component", "ORACLE_FIELD", "ORACLES", "Oracle", "OracleDefinition", "definition",

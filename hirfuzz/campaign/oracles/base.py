@@ -13,6 +13,7 @@ import numpy as np
 
 from ...core.finding import Finding
 from ...core.oracle import Approximation, Mismatch
+from ...core.targets import target_kind
 from ...protocol import describe_config
 
 if TYPE_CHECKING:
@@ -27,7 +28,8 @@ class Oracle(str, Enum):
     CRASH = "crash"            # the baseline crashed, or its worker died
     REFERENCE = "reference"    # the baseline's results, against the NumPy reference
     PASS_ORDER = "pass-order"  # a configuration that ran a pass sequence
-    EXECUTOR = "executor"      # another executor or target
+    EXECUTOR = "executor"      # another executor
+    TARGET = "target"          # another target (a GPU), beside the first
     MUTATION = "mutation"      # the mutant, built as the baseline
     DISRUPTIVE = "disruptive"  # what TVM did with a program broken on purpose
     CROSS_IR = "cross-ir"      # a cross-IR campaign's second IR, in its own TVM (campaign.cross)
@@ -53,8 +55,9 @@ class CaseMaker(Protocol):
     info: "DialectInfo"
     catalog: object              # the pass catalog sequences are drawn from
     baseline_oracle: Oracle      # the oracle whose baseline a case starts with
+    targets: list                # the targets configurations name (the first is the baseline's)
 
-    def config(self, executor: str, target: str, oracle: Oracle, **kw) -> dict: ...
+    def config(self, executor: str, target, oracle: Oracle, **kw) -> dict: ...
 
 
 class Case(Protocol):
@@ -63,6 +66,7 @@ class Case(Protocol):
     graph: "Graph"
     expected: list               # TensorFacts per result of main
     disruption: dict | None      # disruptive mode: the violation and its plan
+    configs: list                # its configurations, the baseline first
 
 
 class OracleDefinition:
@@ -102,7 +106,7 @@ class OracleDefinition:
     def wrong_result_key(self, config: dict, where: str) -> str:
         """What its wrong results are keyed on past "wrong-result|<oracle>|": one bug per
         executor, target, operator and dtype (`where`)."""
-        return f"{config['name']}:{config['target']}|{where}"
+        return f"{config['name']}:{target_kind(config['target'])}|{where}"
 
     def under(self, config: dict, label: str) -> str:
         """" under <configuration>" in the message of its findings (`label`: the IR and TVM
@@ -136,10 +140,10 @@ class BaselineOracle(OracleDefinition):
     def case_configs(self, maker, rng, lowering):
         if maker.baseline_oracle is not self.name:
             return []
-        return [maker.config(maker.info.baseline, maker.s.targets[0], self.name)]
+        return [maker.config(maker.info.baseline, maker.targets[0], self.name)]
 
     def wrong_result_key(self, config: dict, where: str) -> str:
-        return f"{config['target']}|{where}"
+        return f"{target_kind(config['target'])}|{where}"
 
     def crash_oracle(self) -> Oracle:
         """The oracle the baseline's crashes are filed under: its own by default."""

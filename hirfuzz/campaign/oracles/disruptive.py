@@ -16,7 +16,7 @@ class DisruptiveOracle(OracleDefinition):
 
     def disruptive_config(self, maker) -> dict:
         """The one configuration of a disruptive case (cases.CaseMaker.make_disruptive_case)."""
-        return maker.config(maker.info.baseline, maker.s.targets[0], self.name)
+        return maker.config(maker.info.baseline, maker.targets[0], self.name)
 
     def judge(self, specs, case, answer) -> Outcome:
         """What TVM did with the broken program (`answer`: the worker's reply, or its Death)."""

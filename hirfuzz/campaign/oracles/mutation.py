@@ -15,7 +15,7 @@ class MutationOracle(OracleDefinition):
     def case_configs(self, maker, rng, lowering):
         if not (lowering and lowering.get("mutation")):
             return []
-        return [{**maker.config(maker.info.baseline, maker.s.targets[0], self.name), "module": 1}]
+        return [{**maker.config(maker.info.baseline, maker.targets[0], self.name), "module": 1}]
 
     def compared_outputs(self, case, outputs):
         return outputs[:len(case.expected)]  # expose_output appends results at the end

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ...core.finding import Finding
 from ...core.passes import draw_sequence
+from ...core.targets import target_kind
 from .base import ORACLE_FIELD, Component, Oracle, OracleDefinition
 
 
@@ -21,12 +22,12 @@ class PassOrderOracle(OracleDefinition):
         if not seq:
             return []
         levels = maker.info.pass_opt_levels
-        return [maker.config(maker.info.baseline, maker.s.targets[0], self.name, passes=seq,
+        return [maker.config(maker.info.baseline, maker.targets[0], self.name, passes=seq,
                              opt_level=levels[int(rng.integers(len(levels)))])]
 
     def wrong_result_key(self, config: dict, where: str) -> str:
         # one bug per (minimal) sequence, whichever result shows it
-        return f"{config['name']}:{config['target']}|{','.join(step['name'] for step in config['passes'])}"
+        return f"{config['name']}:{target_kind(config['target'])}|{','.join(step['name'] for step in config['passes'])}"
 
     def minimal_signature(self, signature: str, passes: list[dict]) -> str:
         """A wrong result's signature once its sequence is minimised to `passes`."""

@@ -4,7 +4,8 @@ For one op and many sampled data types, shapes and attributes, a one-operator gr
 generated from the spec, lowered to Relax, checked for well-formedness, and TVM's inferred
 output type (shape and dtype) is compared with the spec's output rule. The module is then
 built for ``llvm``, run on the Relax VM with inputs drawn in the spec's value domains, and
-the result compared with the spec's NumPy reference under the spec's tolerance.
+the result compared with the spec's NumPy reference under the spec's tolerance (or for another
+target: ``target_config("cuda")``).
 
 Anything that goes wrong for a data type the spec lists is a *problem*: the spec claims
 something TVM does not do (or TVM has a bug, which the spec must then keep the generator
@@ -18,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from tvm import relax
 
+from ...core.targets import resolve_target
 from ...protocol import make_config
 from .executors import build_module, run_module
 from ...core.generate import Rejected, single_op_graph
@@ -25,8 +27,9 @@ from ...core.graph import Graph, TensorType
 from ...core.inputs import choose_inputs
 from ...core.calls import call_records
 from .lower import lower_graph
-from ...core.oracle import compare_tensor
+from ...core.oracle import TargetTolerance, compare_tensor
 from ...core.spec import ALL_DTYPES
+from ...campaign.conformance import require_device
 
 # Stages a sample goes through; a sample stops at the first one that fails.
 STAGES = ("generate", "lower", "well_formed", "type", "build", "run", "reference", "compare")
@@ -144,8 +147,10 @@ def run_sample(specs, op_name: str, dtype: str, rng, config: dict | None = None,
     refs = graph.results()
     if len(actual) != len(refs):
         return fail("compare", f"main returned {len(actual)} tensors, expected {len(refs)}")
+    tolerance = TargetTolerance.of(specs, config["target"])
     for i, (ref, arr) in enumerate(zip(refs, actual)):
-        detail = compare_tensor(inputs.facts[ref], arr)
+        facts = inputs.facts[ref]
+        detail = compare_tensor(facts if tolerance is None else tolerance.judged(facts), arr)
         if detail is not None:
             return fail("compare", f"result {i}: {detail}")
     return Sample(dtype, "ok", "", case)
@@ -255,7 +260,17 @@ def op_report(specs, op_name: str, samples: int = 4, seed: int = 0, probe_all: b
     return rep
 
 
+def target_config(target: str = "llvm") -> dict:
+    """The VM's configuration on `target` (llvm, cuda); raises campaign.conformance.NoDevice where
+    this process's TVM cannot run there (what a worker's handshake would say)."""
+    from .dialect import DIALECT
+    installation = DIALECT.describe_installation()
+    require_device(installation, target, None)
+    return make_config("vm", resolve_target(target, installation))
+
+
 def report_rows(specs, samples: int = 4, seed: int = 0, probe_all: bool = False,
-                ops: list[str] | None = None) -> list[dict]:
+                ops: list[str] | None = None, target: str = "llvm") -> list[dict]:
     """A row per op (see `OpReport.row`), for a tool to print."""
-    return [op_report(specs, n, samples, seed, probe_all).row() for n in (ops or specs.names())]
+    config = target_config(target)
+    return [op_report(specs, n, samples, seed, probe_all, config).row() for n in (ops or specs.names())]

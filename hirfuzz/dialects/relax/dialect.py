@@ -8,7 +8,7 @@ from tvm import relax
 
 from ...core.graph import Graph
 from ...core.plan import LoweringPlan
-from ..base import Dialect
+from ..base import Dialect, installation_of
 from .executors import build_module, load_vm, run_vm
 from .lower import lower_graph
 from .mutators import mutate, prepare_for_build
@@ -21,10 +21,7 @@ class RelaxDialect(Dialect):
     name = "relax"
 
     def describe_installation(self) -> dict:
-        cuda = tvm.runtime.enabled("cuda")
-        return {"tvm": tvm.__version__, "dialects": ["relax"],
-                "targets": ["llvm"] + (["cuda"] if cuda else []),
-                "devices": {"cuda": bool(cuda and tvm.cuda(0).exist)}}
+        return installation_of(tvm, "relax")
 
     def lower(self, request: dict):
         plan = LoweringPlan.from_json(request["plan"]) if request.get("plan") else None

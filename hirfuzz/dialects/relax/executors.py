@@ -6,21 +6,20 @@ import numpy as np
 import tvm
 from tvm import relax
 
+from ...core.targets import target_kind
 from ...protocol import make_config
 
 
-def device_for(target):
-    """The device for a target string or a configuration."""
-    target = target if isinstance(target, str) else target["target"]
-    kind = tvm.target.Target(target).kind.name
-    return tvm.cuda(0) if kind == "cuda" else tvm.cpu(0)
+def device_for(config: dict):
+    """The device a configuration's target runs on."""
+    return tvm.cuda(0) if target_kind(config["target"]) == "cuda" else tvm.cpu(0)
 
 
 def build_module(mod, config: dict | None = None):
     """relax.build under the configuration (stage 'build')."""
     config = config or make_config()
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
-        return relax.build(mod, target=config["target"], relax_pipeline=config["pipeline"],
+        return relax.build(mod, target=tvm.target.Target(config["target"]), relax_pipeline=config["pipeline"],
                            exec_mode=config["exec_mode"])
 
 

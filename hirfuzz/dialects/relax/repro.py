@@ -16,9 +16,11 @@ import numpy as np
 
 from ...core.finding import Finding
 from ...core.graph import Graph, Ref
+from ...core.targets import target_label
 from ...protocol import REPRO_MARK as MARK
 from ..base import ReproducerWriter
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, CallInput, Reach, ViolatingCall, array_code, arity_line,
+                          device_expression, target_code,
                           call_text, check_lines, data_lines, docstring, finish_short, flatten_lines,
                           inline_constants, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
 
@@ -119,7 +121,7 @@ def main():
             print("{mark} ok")
             return 0
         stage = "run"
-        dev = tvm.cuda(0) if TARGET.startswith("cuda") else tvm.cpu(0)
+        dev = tvm.cuda(0) if tvm.target.Target(TARGET).kind.name == "cuda" else tvm.cpu(0)
         vm = relax.VirtualMachine(executable, dev)
         outputs = flatten(vm["main"](*[tvm.runtime.tensor(a, dev) for a in INPUTS]))
     except Exception as exc:
@@ -151,7 +153,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
         "import tvm",
         "from tvm import relax",
         "",
-        f"TARGET = {config['target']!r}",
+        f"TARGET = {target_code(config['target'])}",
         f"OPT_LEVEL = {config['opt_level']!r}",
         f"PIPELINE = {config['pipeline']!r}",
         f"EXEC_MODE = {config['exec_mode']!r}",
@@ -216,7 +218,7 @@ def _pass_lines(config: dict) -> list[str]:
 
 
 def _build_line(config: dict) -> str:
-    options = [f"target={config['target']!r}"]
+    options = [f"target={target_code(config['target'])}"]
     if config["pipeline"] != "default":
         options.append(f"relax_pipeline={config['pipeline']!r}")
     if config["exec_mode"] != "bytecode":
@@ -253,13 +255,28 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
     lines.append(_build_line(config))
     if not run:
         return "\n".join(lines) + "\n"
-    dev = "tvm.cuda()" if config["target"].startswith("cuda") else "tvm.cpu()"
+    dev = device_expression(config)
     lines += input_lines(inputs)
     lines += [f"vm = relax.VirtualMachine(ex, {dev})",
               f"result = vm['main'](*[tvm.runtime.tensor(a, {dev}) for a in inputs])"]
     if checks:
-        lines += ["outputs = flatten(result)", *checks]
+        lines += [*_baseline_lines(finding, expected), "outputs = flatten(result)", *checks]
     return "\n".join(lines) + "\n"
+
+
+def _baseline_lines(finding: Finding, expected: list | None) -> list[str]:
+    """A finding of one target alone (the target oracle's) runs the same module on the
+    baseline's target too, which agrees with the reference, before the target that does not."""
+    baseline = finding.extra.get("baseline_config")
+    if baseline is None:
+        return []
+    dev = device_expression(baseline)
+    return [f"with tvm.transform.PassContext(opt_level={baseline['opt_level']}):",
+            _build_line(baseline).replace("    ex = ", "    ex_baseline = "),
+            f"baseline = flatten(relax.VirtualMachine(ex_baseline, {dev})['main']"
+            f"(*[tvm.runtime.tensor(a, {dev}) for a in inputs]))",
+            f"# on {target_label(baseline['target'])}, the results agree with the reference:",
+            *check_lines(finding, expected, outputs="baseline")]
 
 
 # --- a disruptive finding's short reproducer: the violating call alone --------------------------
@@ -326,7 +343,7 @@ def render_violation_short(finding: Finding, config: dict, call: ViolatingCall, 
             body.append("    mod = relax.transform.LambdaLift()(mod)")
         body.append(_build_line(config))
     if reach >= Reach.RUN:
-        dev = "tvm.cuda()" if config["target"].startswith("cuda") else "tvm.cpu()"
+        dev = device_expression(config)
         body += [*input_lines([i.value for i in call.inputs]), f"vm = relax.VirtualMachine(ex, {dev})",
                  f"vm['main'](*[tvm.runtime.tensor(a, {dev}) for a in inputs])"]
     imports = [*(["import numpy as np"] if reach >= Reach.RUN else []), "import tvm", "from tvm import relax"]

@@ -10,7 +10,7 @@ from tvm import relay
 
 from ...core.graph import Graph
 from ...core.plan import LoweringPlan
-from ..base import Dialect
+from ..base import Dialect, installation_of
 from .executors import build, load, run
 from .lower import lower_graph
 from .ops import relay_op
@@ -47,10 +47,7 @@ class RelayDialect(Dialect):
         return taken
 
     def describe_installation(self) -> dict:
-        cuda = tvm.runtime.enabled("cuda")
-        return {"tvm": tvm.__version__, "dialects": ["relay"],
-                "targets": ["llvm"] + (["cuda"] if cuda else []),
-                "devices": {"cuda": bool(cuda and tvm.cuda(0).exist)}}
+        return installation_of(tvm, "relay")
 
     def lower(self, request: dict):
         plan = LoweringPlan.from_json(request["plan"]) if request.get("plan") else None

@@ -15,14 +15,15 @@ import tvm
 from tvm import relay
 from tvm.contrib import graph_executor
 
+from ...core.targets import target_kind
 from ..base import ExecutorCannotTake
 
 GRAPH_ONLY = ("build", "graph")   # executors that take a dataflow main only
 
 
 def device_for(config: dict):
-    kind = tvm.target.Target(config["target"]).kind.name
-    return tvm.cuda(0) if kind == "cuda" else tvm.cpu(0)
+    """The device a configuration's target runs on."""
+    return tvm.cuda(0) if target_kind(config["target"]) == "cuda" else tvm.cpu(0)
 
 
 def language_features(mod: tvm.IRModule) -> list[str]:
@@ -68,9 +69,9 @@ def build(mod: tvm.IRModule, config: dict) -> Built:
     dev = device_for(config)
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
         if kind == "build":
-            lib = relay.build(mod, target=config["target"])
+            lib = relay.build(mod, target=tvm.target.Target(config["target"]))
             return Built(kind, lib, tuple(p.name_hint for p in mod["main"].params))
-        function = relay.create_executor(kind, mod=mod, device=dev, target=config["target"]).evaluate()
+        function = relay.create_executor(kind, mod=mod, device=dev, target=tvm.target.Target(config["target"])).evaluate()
     return Built(kind, function)
 
 

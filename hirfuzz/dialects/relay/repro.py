@@ -16,6 +16,7 @@ from ...core.graph import Graph
 from ...protocol import REPRO_MARK as MARK
 from ..base import ReproducerWriter
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, Reach, ViolatingCall, array_code, arity_line, call_text,
+                          device_expression, target_code,
                           check_lines, data_lines, docstring, finish_short, flatten_lines, input_lines, pass_call,
                           source_of, steps_to_show, user_pass_imports)
 
@@ -31,7 +32,7 @@ _BUILD_WITH_CREATE_EXECUTOR = '''
 
 def build(mod):
     """relay.create_executor(EXECUTOR): compiled by evaluate(), inside the PassContext."""
-    dev = tvm.cpu(0)
+    dev = tvm.cuda(0) if tvm.target.Target(TARGET).kind.name == "cuda" else tvm.cpu(0)
     with tvm.transform.PassContext(opt_level=OPT_LEVEL):
         function = relay.create_executor(EXECUTOR, mod=mod, device=dev, target=TARGET).evaluate()
     return lambda inputs: flatten(function(*[tvm.nd.array(a, dev) for a in inputs]))
@@ -42,7 +43,7 @@ _BUILD_WITH_RELAY_BUILD = '''
 def build(mod):
     """relay.build and the graph executor."""
     from tvm.contrib import graph_executor
-    dev = tvm.cpu(0)
+    dev = tvm.cuda(0) if tvm.target.Target(TARGET).kind.name == "cuda" else tvm.cpu(0)
     with tvm.transform.PassContext(opt_level=OPT_LEVEL):
         lib = relay.build(mod, target=TARGET)
     graph = graph_executor.GraphModule(lib["default"](dev))
@@ -138,7 +139,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
              "import os", "import sys", "", "import numpy as np", "",
              'os.environ.setdefault("TOPHUB_LOCATION", "NONE")  # building must not download tuning logs',
              "import tvm  # noqa: E402", "from tvm import relay  # noqa: E402", "",
-             f"TARGET = {config['target']!r}", f"OPT_LEVEL = {config['opt_level']!r}",
+             f"TARGET = {target_code(config['target'])}", f"OPT_LEVEL = {config['opt_level']!r}",
              f"EXECUTOR = {config['kind']!r}", f"RUN = {run!r}", "", "",
              source_of(HERE / "dialect.py", "print_diagnostics"), "",
              "",
@@ -186,13 +187,13 @@ def _run_lines(config: dict, inputs: list[np.ndarray], run: bool) -> list[str]:
     opt, target = config["opt_level"], config["target"]
     if config["kind"] != "build":
         lines = [f"with tvm.transform.PassContext(opt_level={opt}):",
-                 f"    run = relay.create_executor({config['kind']!r}, mod=mod, device=tvm.cpu(), "
-                 f"target={target!r}).evaluate()"]
+                 f"    run = relay.create_executor({config['kind']!r}, mod=mod, device={device_expression(config)}, "
+                 f"target={target_code(target)}).evaluate()"]
         return lines + ([*input_lines(inputs), "result = run(*[tvm.nd.array(a) for a in inputs])"] if run else [])
-    lines = [f"with tvm.transform.PassContext(opt_level={opt}):", f"    lib = relay.build(mod, target={target!r})"]
+    lines = [f"with tvm.transform.PassContext(opt_level={opt}):", f"    lib = relay.build(mod, target={target_code(target)})"]
     if not run:
         return lines
-    return lines + [*input_lines(inputs), "graph = graph_executor.GraphModule(lib['default'](tvm.cpu()))",
+    return lines + [*input_lines(inputs), f"graph = graph_executor.GraphModule(lib['default']({device_expression(config)}))",
                     "for p, a in zip(mod['main'].params, inputs):",
                     "    if graph.get_input_index(p.name_hint) >= 0:  # an input the program never reads is dropped",
                     "        graph.set_input(p.name_hint, a)",
