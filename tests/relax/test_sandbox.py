@@ -11,6 +11,7 @@ from hirfuzz.core.generate import generate_graph
 from hirfuzz.core.inputs import choose_inputs
 from hirfuzz.campaign.sandbox import MEMORY_POLL_S, Death, Pool, Worker
 from hirfuzz.core.calls import call_records
+from hirfuzz.core.targets import resolve_target
 from hirfuzz.protocol import decode_array, encode_array, make_config
 from overflow_cases import graph_of
 
@@ -86,28 +87,22 @@ def test_the_pools_wait_reads_a_bounded_workers_memory_while_it_works(tmp_path):
     assert 512 < death.resident_mb < 512 + 512 and elapsed < 20, (death, elapsed)
 
 
-def _cuda_here() -> bool:
-    import tvm
-    return tvm.runtime.enabled("cuda") and tvm.cuda(0).exist
-
-
 @pytest.mark.gpu
 def test_a_worker_under_the_default_bound_sees_the_gpu_and_runs_a_case_on_it(tmp_path, specs):
     """The default --max-memory (8192 MB) bounds resident memory, not the address space CUDA
-    reserves as it starts: the worker sees the GPU this process sees, and builds and runs
-    one abs on it."""
-    if not _cuda_here():
-        pytest.skip("no CUDA GPU visible here")
-    g, [x] = graph_of("abs", "float32", [[[-1.5, 2.0, -0.0], [3.25, -4.0, 5.5]]], None, {})
-    request = {"case": 1, "graph": g.to_json(), "calls": call_records(g, specs), "run": True,
-               "inputs": [encode_array(x)], "configs": [make_config(target="cuda")]}
+    reserves as it starts: the worker sees the GPU, and builds and runs one abs on it (on
+    the target a campaign would give it: cuda with the architecture its hello names)."""
     w = Worker(Path(tmp_path) / "worker.log", max_memory_mb=8192)
     try:
+        w.start()
+        assert w.hello["memory_bound"] == {"kind": "resident", "limit_mb": 8192, "enforced_by": "coordinator"}
+        assert w.hello["devices"]["cuda"] is True, w.hello
+        g, [x] = graph_of("abs", "float32", [[[-1.5, 2.0, -0.0], [3.25, -4.0, 5.5]]], None, {})
+        request = {"case": 1, "graph": g.to_json(), "calls": call_records(g, specs), "run": True,
+                   "inputs": [encode_array(x)], "configs": [make_config(target=resolve_target("cuda", w.hello))]}
         reply = w.run_one(request, timeout_s=300)
     finally:
         w.close()
-    assert w.hello["memory_bound"] == {"kind": "resident", "limit_mb": 8192, "enforced_by": "coordinator"}
-    assert w.hello["devices"]["cuda"] is True, w.hello
     assert isinstance(reply, dict) and reply["status"] == "ok", reply
     [out] = [decode_array(a) for a in reply["outputs"]]
     np.testing.assert_array_equal(out, np.abs(x))
