@@ -115,11 +115,13 @@ def test_a_huge_allocation_far_from_the_bound_is_tvms_not_the_bounds(tmp_path, s
 
 @pytest.mark.slow
 def test_at_the_edge_of_the_limit_a_real_crash_is_filed_apart_from_the_cases_out_of_memory(tmp_path, start_mb):
-    """The issue's campaign (--max-memory 520 with apache-tvm 0.27 here: 9 MB above what a
-    worker takes to start): case 2's ToMixedPrecision crash was announced, then merged into
-    an out-of-memory SIGABRT entry while it was reduced, and vanished."""
+    """The issue's campaign (then under an address-space limit 9 MB above what a worker took
+    to start): case 2's ToMixedPrecision crash was announced, then merged into an
+    out-of-memory SIGABRT entry while it was reduced, and vanished. Under a bound on resident
+    memory 80 MB above starting, one worker's cases 0 to 3 peak below it (about 50 to 64 MB
+    above starting here: what TVM keeps grows case by case) and case 4 (about 95) past it."""
     out = tmp_path / "out"
-    limit = start_mb + 9
+    limit = start_mb + 80
     proc = run_hirfuzz("--jobs", 1, "--ops", 8, "--iterations", 5, "--seed", 1, "--max-memory", limit,
                        "--out", out, "--no-progress")
     assert proc.returncode == 0, proc.stderr
