@@ -421,7 +421,7 @@ MEMORY_BOUND_VARIABLE = "HIRFUZZ_MEMORY_BOUND_MB"
 
 def _bound_mb() -> int:
     """The --max-memory bound on this worker's resident memory, in MB (0: none), as the
-    coordinator, which enforces it, passed it (sandbox.MEMORY_BOUND_VARIABLE)."""
+    coordinator, which enforces it, passed it (MEMORY_BOUND_VARIABLE)."""
     try:
         return max(0, int(os.environ.get(MEMORY_BOUND_VARIABLE, "0")))
     except ValueError:

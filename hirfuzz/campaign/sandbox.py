@@ -3,13 +3,13 @@
 A worker that dies (signal, abort, out of memory) or stays silent past its case's time
 limit is killed and its case answered with a `Death`; the next case it is given starts a
 fresh process. Each worker runs in its own session (a Ctrl-C for the coordinator does not
-reach it), and its stderr (TVM's logs, crash backtraces) goes
-to a log file whose tail is kept for the finding. Workers are recycled after a number of
-cases, so that memory TVM leaks stays bounded. --max-memory bounds each worker's resident
-memory, measured and enforced here (`MemoryBound`), never by an rlimit on its address
-space: CUDA's initialisation reserves far more address space than it uses, and under such
-a limit TVM sees no GPU. A worker may be lent to a reduction thread
-(campaign's `reducer`), which then drives it alone until it gives it back.
+reach it), and its stderr (TVM's logs, crash backtraces) goes to a log file whose tail is
+kept for the finding. Workers are recycled after a number of cases, so that memory TVM
+leaks stays bounded. --max-memory bounds each worker's resident memory: read here every
+MEMORY_POLL_S, and enforced by killing the worker, never by an rlimit on its address space
+(CUDA's initialisation reserves far more address space than it uses, and under such a
+limit TVM sees no GPU). A worker may be lent to a reduction thread (campaign's `reducer`),
+which then drives it alone until it gives it back.
 """
 from __future__ import annotations
 
