@@ -91,8 +91,8 @@ def test_a_fast_allocation_is_killed_soon_past_the_bound_and_a_later_death_is_a_
         w.close()
     assert oom.reason == "memory" and oom.memory_limit_mb == limit, oom
     # killed within a read or two of the bound (64 MB blocks at about 1 GB/s here), long
-    # before the hook's own MemoryError at four times the bound
-    assert limit < oom.resident_mb < limit + 512 and "MemoryError" not in oom.log_tail, oom
+    # before the hook stops growing at four times the bound
+    assert limit < oom.resident_mb < limit + 512, oom
     assert w.peak_kb >= oom.resident_mb * 1024 - 1024
     # the next process's abort is a crash: the earlier kill is not its
     assert abort.signal == "SIGABRT" and abort.memory_limit_mb is None, abort
