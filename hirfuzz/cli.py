@@ -99,7 +99,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=_positive_float, default=60.0, metavar="SECONDS",
                    help="time limit per case before the worker counts as hung (default 60)")
     p.add_argument("--max-memory", type=_positive_int, default=8192, metavar="MB",
-                   help="address-space limit of the worker (default 8192)")
+                   help="bound on each worker's resident memory: a worker past it is killed, its case "
+                        "counted as out of memory, not a finding (default 8192)")
     p.add_argument("--jobs", type=_positive_int, metavar="N",
                    help="parallel workers (default: the number of cores; with --ray, a cap on the workers "
                         "per IR, default: the cluster's CPUs)")

@@ -369,7 +369,8 @@ def serve(dialect_name: str) -> int:
     os.dup2(2, 1)  # TVM's prints go to the log, not into the protocol
     sys.stdout = sys.stderr
     hello = {"ready": True, "pid": os.getpid(), "python": sys.executable,
-             "python_version": ".".join(map(str, sys.version_info[:3]))}  # for the bug report
+             "python_version": ".".join(map(str, sys.version_info[:3])),  # for the bug report
+             "memory_bound": memory_bound()}
     try:  # what this interpreter lacks is said in the handshake, not in a traceback
         import tvm
         hello["tvm"] = tvm.__version__
@@ -378,6 +379,7 @@ def serve(dialect_name: str) -> int:
         dialect = load_dialect(dialect_name)
         hello.update(dialect.describe_installation())
         hello.update(_memory_kb())  # what starting took: the coordinator sizes --max-memory advice on it
+        _reset_peak()
     except Exception as exc:  # noqa: BLE001 - any failure here means this TVM cannot serve
         what = f"cannot serve the {dialect_name} dialect" if "tvm" in hello else "cannot import TVM"
         hello.update(ready=False, error=f"{what}: {type(exc).__name__}: {exc}")
@@ -407,22 +409,55 @@ def serve(dialect_name: str) -> int:
         reply["decode_s"] = t_start - t_read
         reply["case"] = request.get("case")
         reply.update(_memory_kb())
+        _reset_peak()  # the next reply's peak is its own case's
         proto_out.write(json.dumps(reply) + "\n")
     return 0
 
 
-# /proc/self/status's lines -> the reply's keys: resident memory, and the address space
-# (what --max-memory limits) now and at its peak
-_MEMORY_LINES = {"VmRSS": "rss_kb", "VmSize": "vm_kb", "VmPeak": "vm_peak_kb"}
+# the variable that tells a worker its --max-memory bound (sandbox.Worker sets it), which it
+# names in its hello
+MEMORY_BOUND_VARIABLE = "HIRFUZZ_MEMORY_BOUND_MB"
+
+
+def _bound_mb() -> int:
+    """The --max-memory bound on this worker's resident memory, in MB (0: none), as the
+    coordinator, which enforces it, passed it (MEMORY_BOUND_VARIABLE)."""
+    try:
+        return max(0, int(os.environ.get(MEMORY_BOUND_VARIABLE, "0")))
+    except ValueError:
+        return 0
+
+
+def memory_bound() -> dict:
+    """The hello's word on the memory bound this worker runs under: none, or a bound on its
+    resident memory that the coordinator measures and enforces (no rlimit: an address-space
+    limit would hide the GPU from CUDA, whose initialisation reserves far more than it uses)."""
+    limit = _bound_mb()
+    if not limit:
+        return {"kind": "none"}
+    return {"kind": "resident", "limit_mb": limit, "enforced_by": "coordinator"}
+
+
+# /proc/self/status's lines -> the reply's keys: resident memory now, and its peak (since
+# the last _reset_peak: over the case just answered)
+_MEMORY_LINES = {"VmRSS": "rss_kb", "VmHWM": "rss_peak_kb"}
+
+
+def _reset_peak():
+    """Start VmHWM (the peak resident memory) again from the current resident memory, so
+    that each reply's peak is its case's (Linux 4.0 and later; elsewhere it stays the
+    process's peak)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
 
 
 def _memory_kb() -> dict:
-    """This process's memory in kB: {"rss_kb", "vm_kb", "vm_peak_kb"} (0 where unknown), and
-    its address-space limit, "limit_kb" (0 for none)."""
-    import resource
-    limit = resource.getrlimit(resource.RLIMIT_AS)[0]
-    found = {**dict.fromkeys(_MEMORY_LINES.values(), 0),
-             "limit_kb": 0 if limit == resource.RLIM_INFINITY else limit // 1024}
+    """This process's resident memory in kB, now ("rss_kb") and at its peak ("rss_peak_kb"),
+    0 where unknown; and the bound on it, "limit_kb" (0 for none)."""
+    found = {**dict.fromkeys(_MEMORY_LINES.values(), 0), "limit_kb": _bound_mb() * 1024}
     try:
         with open("/proc/self/status") as f:
             for line in f:  # "VmRSS:\t  201976 kB"
@@ -460,10 +495,18 @@ def _test_crash(request: dict):
     if how == "hang":
         while True:
             time.sleep(1)
-    if how == "oom":
+    if how == "oom":  # fills 64 MB blocks (bytearray writes its zeros: resident at once)
+        # until hirfuzz kills it for its bound. It stops growing far past it (four times the
+        # bound, or 4 GB without one) and holds what it has: a coordinator busy elsewhere (a
+        # worker restarting) reads it late, and a test whose bound failed never fills the machine
+        ceiling_mb = 4 * (_bound_mb() or 1024)
         hog = []
-        while True:
+        while len(hog) * 64 < ceiling_mb:
             hog.append(bytearray(64 << 20))
+        while True:
+            time.sleep(1)
+    if how == "huge":  # one allocation the machine refuses, as TVM taking a negative size as a huge one
+        bytearray(1 << 50)
 
 
 def main(argv=None) -> int:

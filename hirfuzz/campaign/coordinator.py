@@ -367,7 +367,7 @@ class Campaign:
         self.counters.out_of_memory += 1
         if self.counters.out_of_memory == 1:
             said = memory_evidence(outcome.log)
-            self.say(f"case {case.index} ran out of the --max-memory limit ({self.s.max_memory_mb} MB per worker)"
+            self.say(f"case {case.index} ran out of the --max-memory limit ({self.s.max_memory_mb} MB of resident memory per worker)"
                      f"{f': {said}' if said else ''}; not a finding: such cases are counted (summary.json's "
                      "out_of_memory), and a larger --max-memory runs them")
 

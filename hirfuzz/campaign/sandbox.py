@@ -3,10 +3,13 @@
 A worker that dies (signal, abort, out of memory) or stays silent past its case's time
 limit is killed and its case answered with a `Death`; the next case it is given starts a
 fresh process. Each worker runs in its own session (a Ctrl-C for the coordinator does not
-reach it) with an address-space limit, and its stderr (TVM's logs, crash backtraces) goes
-to a log file whose tail is kept for the finding. Workers are recycled after a number of
-cases, so that memory TVM leaks stays bounded. A worker may be lent to a reduction thread
-(campaign's `reducer`), which then drives it alone until it gives it back.
+reach it), and its stderr (TVM's logs, crash backtraces) goes to a log file whose tail is
+kept for the finding. Workers are recycled after a number of cases, so that memory TVM
+leaks stays bounded. --max-memory bounds each worker's resident memory: read here every
+MEMORY_POLL_S, and enforced by killing the worker, never by an rlimit on its address space
+(CUDA's initialisation reserves far more address space than it uses, and under such a
+limit TVM sees no GPU). A worker may be lent to a reduction thread (campaign's `reducer`),
+which then drives it alone until it gives it back.
 """
 from __future__ import annotations
 
@@ -21,30 +24,40 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..worker import MEMORY_BOUND_VARIABLE
 from .environment import worker_environment
 from .verify import check_finding_scripts
 
 READY_TIMEOUT_S = 120
+# how often the coordinator reads a bounded worker's resident memory while it works (a
+# read of /proc/PID/statm costs microseconds); an allocation faster than this gets past
+# the bound by what it allocates in that time before it is killed
+MEMORY_POLL_S = 0.1
 
 
 @dataclass
 class Death:
-    """A worker that did not answer: killed by a signal, exited, or hung past the limit."""
-    reason: str            # "signal", "exit" or "timeout"
+    """A worker that did not answer: killed by a signal, exited, hung past the limit, or
+    killed by hirfuzz past its --max-memory bound."""
+    reason: str            # "signal", "exit", "timeout" or "memory"
     signal: str | None
     returncode: int | None
     log_tail: str          # what this worker process wrote to its log (its last part)
-    # the --max-memory limit (MB) it ran out of, where its end shows it did (`ran_out_of_memory`):
-    # the limit's doing, not TVM's crash
+    # the --max-memory bound (MB) it ran out of (`reason` "memory", or an end that shows it:
+    # `ran_out_of_memory`): the bound's doing, not TVM's crash
     memory_limit_mb: int | None = None
+    resident_mb: int | None = None  # its resident memory when hirfuzz killed it (reason "memory")
 
     def describe(self) -> str:
         if self.reason == "timeout":
             return "hang: no answer within the time limit"
+        if self.reason == "memory":
+            return (f"ran out of the --max-memory limit ({self.memory_limit_mb} MB of resident memory): "
+                    f"killed by hirfuzz at {self.resident_mb} MB")
         died = (f"killed by {self.signal}" if self.reason == "signal"
                 else f"worker exited with status {self.returncode} (out of memory or an uncaught error)")
         if self.memory_limit_mb is not None:
-            return f"ran out of the --max-memory limit ({self.memory_limit_mb} MB): {died}"
+            return f"ran out of the --max-memory limit ({self.memory_limit_mb} MB of resident memory): {died}"
         return died
 
 
@@ -52,39 +65,44 @@ class Death:
 # prints "std: :bad_alloc"; uncaught, it aborts), LLVM ("LLVM ERROR: out of memory", then
 # abort) and the C library (ENOMEM's strerror)
 _OUT_OF_MEMORY = re.compile(r"\bMemoryError\b|\bbad_alloc\b|out of memory|Cannot allocate memory", re.IGNORECASE)
-# a worker idling this close to its address-space limit has no room to build anything: its
-# next death is the limit's, whatever the signal (a stack that cannot grow is a SIGSEGV,
-# and says nothing). Building a 20-operator Relax case takes about 60 MB above starting.
+# "near" the bound: within a quarter of it, or this many MB of it (building a 20-operator
+# Relax case takes about 60 MB above starting)
 MEMORY_HEADROOM_MB = 64
 
 
 def memory_evidence(text: str) -> str:
     """The line of a worker's log (or of an error it reported) that says it ran out of
-    memory, or "". Under an address-space limit, TVM short of memory raises (a bad_alloc
-    turned into a TVMError) as often as it dies."""
+    memory, or "". TVM short of memory raises (a bad_alloc turned into a TVMError) as often
+    as it dies."""
     return next((ln.strip() for ln in text.splitlines() if _OUT_OF_MEMORY.search(ln)), "")
 
 
-def short_of_room(answer: dict) -> bool:
-    """Was a worker that reported an error saying it lacked memory near its address-space
-    limit when it answered? Only then is the limit to blame: far from it (a quarter of the
-    limit or more still free), an allocation that fails asked for more than any small
-    generated program needs, which is TVM's bug (a negative size taken as a huge one), and
-    its script, run without the limit, fails alike."""
-    limit_kb, peak_kb = answer.get("limit_kb", 0), answer.get("vm_peak_kb", 0)
+def near_bound(peak_kb: int, limit_kb: int) -> bool:
+    """Was a worker whose resident memory peaked at `peak_kb` near its bound `limit_kb`
+    (0: none)?"""
     if not limit_kb or not peak_kb:
         return False
     return limit_kb - peak_kb < max(MEMORY_HEADROOM_MB * 1024, limit_kb // 4)
 
 
-def ran_out_of_memory(log_tail: str, vm_kb: int, max_bytes: int | None) -> bool:
-    """Did a worker that died (its own log output, and the address space it last reported
-    using) die of its address-space limit?"""
-    if not max_bytes:
-        return False
-    if memory_evidence(log_tail):
-        return True
-    return vm_kb > 0 and max_bytes - vm_kb * 1024 < MEMORY_HEADROOM_MB * 1024 * 1024
+def short_of_room(answer: dict) -> bool:
+    """Was a worker that reported an error near its --max-memory bound when it answered
+    (the case's peak resident memory, which the reply carries with the bound)? Then an
+    error saying it lacked memory is the bound's doing: TVM asking for one large block
+    the machine would not give. Far from it (a quarter of the bound or more still free),
+    a failed allocation asked for more than any small generated program needs, which is
+    TVM's bug (a negative size taken as a huge one), and its script, run without any
+    limit, fails alike."""
+    return near_bound(answer.get("rss_peak_kb", 0), answer.get("limit_kb", 0))
+
+
+def ran_out_of_memory(log_tail: str, peak_kb: int, limit_kb: int) -> bool:
+    """Did a worker that died on its own (its log output, and the peak resident memory
+    hirfuzz saw in its case) die for want of memory near its bound?"""
+    return near_bound(peak_kb, limit_kb) and bool(memory_evidence(log_tail))
+
+
+_KILLED_FOR_MEMORY = "memory"  # what `Worker._read_blocking` says of a process past its bound
 
 
 class WorkerError(RuntimeError):
@@ -92,19 +110,30 @@ class WorkerError(RuntimeError):
 
 
 def suggested_memory_mb(start_mb: int) -> int:
-    """A --max-memory that leaves a worker that takes `start_mb` to start room to build
-    (about 60 MB for 20 Relax operators; cases reach 100s of operators), in 256 MB steps."""
+    """A --max-memory that leaves a worker whose resident memory is `start_mb` once started
+    room to build (about 60 MB for 20 Relax operators; cases reach 100s of operators), in
+    256 MB steps."""
     return -(-(start_mb + 512) // 256) * 256
 
 
-def _session_and_limit(max_bytes: int | None, cpu: int | None):
+_PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024 if hasattr(os, "sysconf") else 4
+
+
+def resident_kb(pid: int) -> int:
+    """A process's resident memory in kB (/proc/PID/statm's second field, in pages), or 0
+    where it cannot be read (gone, or not Linux)."""
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * _PAGE_KB
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _own_session(cpu: int | None):
     def apply():
         os.setsid()
         if cpu is not None:
             os.sched_setaffinity(0, {cpu})
-        if max_bytes:
-            import resource
-            resource.setrlimit(resource.RLIMIT_AS, (max_bytes, max_bytes))
     return apply
 
 
@@ -114,7 +143,7 @@ class Worker:
     def __init__(self, log_path: Path, max_memory_mb: int | None = None, recycle_after: int | None = None,
                  python: str | None = None, extra_env: dict | None = None, dialect: str = "relax"):
         self.log_path = Path(log_path)
-        self.max_bytes = max_memory_mb * 1024 * 1024 if max_memory_mb else None
+        self.max_memory_mb = max_memory_mb       # the bound on its resident memory (None: none)
         self.recycle_after = recycle_after
         self.python = python or sys.executable   # the interpreter holding the TVM under test
         self.extra_env = dict(extra_env or {})   # what that interpreter needs (LD_LIBRARY_PATH...)
@@ -135,7 +164,9 @@ class Worker:
         self.answered_at = 0.0     # when it last answered (or died)
         self.pipe: dict = {}       # the case in flight's pipe timings (submit, _read_nonblocking)
         self.log_start = 0         # where the current process's output begins in the log
-        self.vm_kb = 0             # the address space the current process last said it used
+        self.limit_kb = 0          # the bound the current process runs under (0: none)
+        self.peak_kb = 0           # the highest resident memory any of its processes reached
+        self.case_peak_kb = 0      # ... while the case in flight (or the last one) ran
 
     # --- life cycle -------------------------------------------------------------------------
 
@@ -147,18 +178,21 @@ class Worker:
         finally:
             self.startup_s += time.monotonic() - t0
 
-    def spawn(self, limited: bool = True):
-        """Start the process (under the address-space limit unless `limited` is False)."""
+    def spawn(self, bounded: bool = True):
+        """Start the process (under the --max-memory bound unless `bounded` is False)."""
         cmd = [self.python, "-m", "hirfuzz.worker", "--dialect", self.dialect]
         self.log_path.parent.mkdir(parents=True, exist_ok=True)
         self.log_start = self.log_path.stat().st_size if self.log_path.exists() else 0
-        self.vm_kb = 0
+        self.limit_kb = self.max_memory_mb * 1024 if bounded and self.max_memory_mb else 0
+        self.case_peak_kb = 0
         env = worker_environment(self.extra_env)
+        env.pop(MEMORY_BOUND_VARIABLE, None)
+        if self.limit_kb:  # the worker names it in its hello
+            env[MEMORY_BOUND_VARIABLE] = str(self.max_memory_mb)
         with open(self.log_path, "ab") as log:
             try:
                 self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
-                                             preexec_fn=_session_and_limit(self.max_bytes if limited else None,
-                                                                           self.cpu), env=env)
+                                             preexec_fn=_own_session(self.cpu), env=env)
             except OSError as exc:  # not a program at all (a text file, a folder, gone)
                 raise WorkerError(f"{self.python}: cannot run it as Python ({exc.strerror or exc})") from None
         self._buffer = b""
@@ -168,35 +202,67 @@ class Worker:
     def await_ready(self):
         hello = self._read_blocking(READY_TIMEOUT_S)
         if isinstance(hello, dict) and hello.get("ready"):
-            self.hello = hello
-            self.tvm_version = hello.get("tvm")
-            self.vm_kb = hello.get("vm_kb", 0)
-            return
+            # a start that went past the bound between two reads is refused alike
+            self._saw_resident(hello.get("rss_peak_kb", 0))
+            if not self._past_bound(hello.get("rss_peak_kb", 0)):
+                self.hello = hello
+                self.tvm_version = hello.get("tvm")
+                return
+            hello = _KILLED_FOR_MEMORY
         tail = self.log_tail()
         self.kill()
-        self._refuse_memory_limit()
+        if hello == _KILLED_FOR_MEMORY:
+            self._refuse_memory_limit()
         if isinstance(hello, dict) and hello.get("error"):
             raise WorkerError(f"{self.python} (TVM {hello.get('tvm', 'not found')}): {hello['error']}")
         raise WorkerError(f"the TVM worker under {self.python} did not start; its log ({self.log_path}) "
                           f"ends with:\n{tail}")
 
     def _refuse_memory_limit(self):
-        """Raise a WorkerError naming --max-memory where a worker that failed to start under
-        it starts without it: TVM short of address space fails in ways that do not say so
-        (a missing attribute, a library "not found", an OSError importing). Returns where
-        the limit is not the cause."""
-        if not self.max_bytes:
-            return
-        self.spawn(limited=False)
+        """Raise a WorkerError naming --max-memory, with a bound that works, for a worker
+        that went past it while starting: measured by starting one without the bound.
+        Returns where that one does not start either (the bound is not the cause)."""
+        self.spawn(bounded=False)
         hello = self._read_blocking(READY_TIMEOUT_S)
         self.kill()
         if not isinstance(hello, dict) or not hello.get("ready"):
             return
-        needs_mb = -(-hello.get("vm_peak_kb", 0) // 1024)
-        limit_mb = self.max_bytes // (1024 * 1024)
-        raise WorkerError(f"--max-memory {limit_mb}: too small for a worker to start (it limits each worker's "
-                          f"address space, and {self.dialect} on TVM {hello.get('tvm')} under {self.python} takes "
-                          f"{needs_mb} MB just to start); use --max-memory {suggested_memory_mb(needs_mb)} or more")
+        needs_mb = -(-hello.get("rss_peak_kb", 0) // 1024)
+        raise WorkerError(f"--max-memory {self.max_memory_mb}: too small for a worker to start (it bounds each "
+                          f"worker's resident memory, and {self.dialect} on TVM {hello.get('tvm')} under "
+                          f"{self.python} takes {needs_mb} MB just to start); use --max-memory "
+                          f"{suggested_memory_mb(needs_mb)} or more")
+
+    # --- the memory bound -------------------------------------------------------------------
+
+    @property
+    def poll_s(self) -> float | None:
+        """How long the pool may wait on this worker before reading its memory again (None:
+        no bound to check, wait for its answer alone)."""
+        return MEMORY_POLL_S if self.limit_kb else None
+
+    def _past_bound(self, kb: int) -> bool:
+        return bool(self.limit_kb) and kb > self.limit_kb
+
+    def _saw_resident(self, kb: int):
+        self.case_peak_kb = max(self.case_peak_kb, kb)
+        self.peak_kb = max(self.peak_kb, kb)
+
+    def _resident_past_bound(self) -> int:
+        """The current process's resident memory (kB) where it is past the bound, else 0."""
+        if not self.limit_kb or self.proc is None:
+            return 0
+        kb = resident_kb(self.proc.pid)
+        self._saw_resident(kb)
+        return kb if self._past_bound(kb) else 0
+
+    def _memory_death(self, resident: int) -> Death:
+        """Kill the current process, which went past the bound at `resident` kB."""
+        tail = self.log_tail()
+        self.kill()
+        self.restarts += 1
+        return Death("memory", None, None, tail, memory_limit_mb=self.max_memory_mb,
+                     resident_mb=-(-resident // 1024))
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -240,6 +306,7 @@ class Worker:
                 self.kill()
             self.start()
         self.case = case
+        self.case_peak_kb = 0
         t0 = time.perf_counter()
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
         self.proc.stdin.flush()
@@ -259,17 +326,24 @@ class Worker:
         got = self._read_nonblocking()
         if isinstance(got, dict):
             self.served += 1
-            self.vm_kb = got.get("vm_kb", self.vm_kb)
+            peak = got.get("rss_peak_kb", 0)  # the case's peak, as the worker measured it
+            self._saw_resident(peak)
+            if self._past_bound(peak):  # past the bound between two reads: the bound's all the same
+                return self._finish(self._memory_death(peak))
             return self._finish(got)
         if got == "eof":
             code = self.proc.wait()
             tail = self.log_tail()
             self.kill()
             self.restarts += 1
-            memory = self.max_bytes // (1024 * 1024) if ran_out_of_memory(tail, self.vm_kb, self.max_bytes) else None
+            memory = self.max_memory_mb if (self._past_bound(self.case_peak_kb)
+                                            or ran_out_of_memory(tail, self.case_peak_kb, self.limit_kb)) else None
             if code < 0:
                 return self._finish(Death("signal", signal.Signals(-code).name, code, tail, memory))
             return self._finish(Death("exit", None, code, tail, memory))
+        resident = self._resident_past_bound()
+        if resident:
+            return self._finish(self._memory_death(resident))
         if now >= self.deadline:
             self.kill()
             self.restarts += 1
@@ -286,9 +360,9 @@ class Worker:
         """Submit and wait: for the reducer, which runs one case at a time."""
         self.submit(True, request, timeout_s)
         while True:
-            left = self.deadline - time.monotonic()
+            left = max(0.0, self.deadline - time.monotonic())
             if self.proc is not None and b"\n" not in self._buffer:
-                select.select([self.fileno()], [], [], max(0.0, left))
+                select.select([self.fileno()], [], [], min(left, self.poll_s or left))
             answer = self.collect(time.monotonic())
             if answer is not None:
                 return answer
@@ -314,15 +388,20 @@ class Worker:
         return got
 
     def _read_blocking(self, timeout_s: float):
+        """The next line (a dict), "eof", "timeout", or _KILLED_FOR_MEMORY where the process
+        went past its bound meanwhile (killed)."""
         deadline = time.monotonic() + timeout_s
         while True:
             got = self._read_nonblocking()
             if got is not None:
                 return got
+            if self._resident_past_bound():
+                self.kill()
+                return _KILLED_FOR_MEMORY
             left = deadline - time.monotonic()
             if left <= 0:
                 return "timeout"
-            select.select([self.fileno()], [], [], left)
+            select.select([self.fileno()], [], [], min(left, self.poll_s or left))
 
     def check_scripts(self, folder: Path, finding, timeout_s: float):
         """Run a finding's saved scripts alone under this worker's interpreter (verify's check)."""
@@ -436,7 +515,9 @@ class Pool(PoolBase):
             return []
         now = time.monotonic()
         if not any(b"\n" in w._buffer for w in busy):
-            wait = min([max_wait_s] + [max(0.0, w.deadline - now) for w in busy])
+            # a bounded worker's memory is read at least every MEMORY_POLL_S (in `collect`)
+            polls = [w.poll_s for w in busy if w.poll_s is not None]
+            wait = min([max_wait_s] + polls + [max(0.0, w.deadline - now) for w in busy])
             select.select([w.fileno() for w in busy], [], [], wait)
         now = time.monotonic()
         done = []

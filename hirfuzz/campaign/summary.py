@@ -54,6 +54,8 @@ def summary(view: CampaignView) -> dict:
         "not_run": c.not_run,
         # cases whose worker ran out of --max-memory: not findings (a larger limit runs them)
         "out_of_memory": {"cases": c.out_of_memory, "limit_mb": s.max_memory_mb},
+        # the bound the workers said in their hello they run under (worker.memory_bound)
+        "memory_bound": pool.installation.get("memory_bound"),
         "skipped_by_design": dict(sorted(c.skipped.items())),
         "targets_progress": {kind: dict(sorted(row.items())) for kind, row in c.targets.items()},
         **_times(view),

@@ -111,7 +111,7 @@ class Tallies:
         """Time in TVM, memory, and the configurations an executor skipped by design."""
         c = self.counters
         c.tvm_s += tvm_seconds(answer)
-        c.max_rss_kb = max(c.max_rss_kb, answer.get("rss_kb", 0))
+        c.max_rss_kb = max(c.max_rss_kb, answer.get("rss_peak_kb", 0), answer.get("rss_kb", 0))
         for config, reply in zip(case.configs, [answer] + answer.get("others", [])):
             if reply.get("status") == "skipped" and reply.get("reason"):
                 c.skipped[config["name"]] = c.skipped.get(config["name"], 0) + 1

@@ -65,7 +65,8 @@ def test_dying_workers_are_recorded_and_the_campaign_goes_on(tmp_path):
     # the worker that ran out of --max-memory is the limit's, counted apart: not a crash
     assert kinds == ["crash|worker|SIGABRT", "crash|worker|SIGSEGV", "hang|worker|timeout"]
     assert s["out_of_memory"] == {"cases": 1, "limit_mb": 2048}
-    assert "case 7 ran out of the --max-memory limit (2048 MB per worker): MemoryError" in proc.stdout
+    assert s["memory_bound"] == {"kind": "resident", "limit_mb": 2048, "enforced_by": "coordinator"}
+    assert "case 7 ran out of the --max-memory limit (2048 MB of resident memory per worker)" in proc.stdout
     assert s["worker_restarts"] == 4
     assert s["built"] == 6  # every other case still ran
 

@@ -149,3 +149,20 @@ def test_an_unreachable_cluster_is_one_clear_error_at_once(tmp_path):
     assert "--ray 127.0.0.1:1: cannot reach a Ray cluster there" in proc.stderr
     assert "Traceback" not in proc.stderr
     assert time.monotonic() - t0 < 60
+
+
+def test_a_worker_past_its_bound_on_a_node_is_out_of_memory_and_the_bound_is_named(tmp_path, cluster):
+    """The actors host the same sandbox.Worker: its bound on resident memory holds on a node
+    (the hog of case 2 is killed there, counted out of memory, no finding) and the workers'
+    hello names it in summary.json."""
+    c, _ = cluster
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--specs", small_specs(tmp_path), "--iterations", 6, "--ops", 4, "--out", out,
+                       "--ray", c.address, "--max-memory", 512, "--no-progress", "--no-verify", "--no-reduce",
+                       "--seed", 9, *PLAIN, env={"HIRFUZZ_TEST_CRASH": "2:oom"}, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    s = summary_of(out)
+    assert s["memory_bound"] == {"kind": "resident", "limit_mb": 512, "enforced_by": "coordinator"}
+    assert s["out_of_memory"] == {"cases": 1, "limit_mb": 512}
+    assert not [f for f in s["findings"] + s["unconfirmed"] if "|worker|" in f["signature"]], s["findings"]
+    assert "case 2 ran out of the --max-memory limit (512 MB of resident memory per worker)" in proc.stdout
