@@ -11,10 +11,9 @@ included) and builds each in this process for llvm and for cuda; it reports how 
 built on each and the distinct cuda-only errors, with how often each came. Nothing is
 run: run-time failures and nvrtc's need a GPU (`python -m pytest -m gpu` there).
 
-With --single-ops it builds one single-operator program per op and dtype instead, as
-`conformance --target cuda` samples them (what the op specs' `targets: cuda:` entries
-exclude included), and lists each op-dtype whose cuda build fails, marking those an entry
-already records.
+With --single-ops it builds single-operator programs of every op and dtype instead,
+generated as for a `--target llvm,cuda` campaign (what the op specs' `targets: cuda:`
+entries exclude left out), and lists each whose cuda build fails: what no entry foresaw.
 """
 from __future__ import annotations
 
@@ -47,26 +46,32 @@ def build_error(dialect, request: dict, config: dict) -> str:
         return error_line(type(exc).__name__, str(exc))[:160]
 
 
-def single_ops(dialect, config: dict, only: list[str] | None) -> int:
-    """Every op and dtype's single-op program built for cuda: the failures, known or not."""
-    from hirfuzz.core.generate import Rejected, single_op_graph
+def single_ops(dialect, config: dict, only: list[str] | None, samples: int) -> int:
+    """Single-op programs of every op and dtype, generated for llvm and cuda (what the op
+    specs' cuda entries exclude left out), built for cuda: the failures no entry foresaw."""
+    from hirfuzz.core.generate import Excluded, Rejected, single_op_graph
     from hirfuzz.core.calls import call_records
     import numpy as np
     specs = load_specs()
-    unknown = 0
+    failed = avoided = built = 0
     for op in only or specs.names():
         for dtype in specs.ops[op].dtypes:
-            known = specs.ops[op].excluded_dtype(dtype, ("cuda",)) is not None
-            try:
-                graph = single_op_graph(specs, op, dtype, np.random.default_rng([0, len(op), len(dtype)]))
-            except Rejected:
-                continue
-            request = {"graph": graph.to_json(), "calls": call_records(graph, specs)}
-            error = build_error(dialect, request, config)
-            if error:
-                unknown += not known
-                print(f"{'known' if known else 'NEW  '}  {op} [{dtype}]  {error}", flush=True)
-    print(f"{unknown} cuda build failures no op spec entry records")
+            for i in range(samples):
+                try:
+                    graph = single_op_graph(specs, op, dtype, np.random.default_rng([i, len(op), len(dtype)]),
+                                            targets=("llvm", "cuda"))
+                except Excluded:
+                    avoided += 1
+                    break
+                except Rejected:
+                    continue
+                error = build_error(dialect, {"graph": graph.to_json(), "calls": call_records(graph, specs)}, config)
+                built += not error
+                failed += bool(error)
+                if error:
+                    print(f"{op} [{dtype}] sample {i}: {error}", flush=True)
+    print(f"{built} built for cuda, {failed} failed where no op spec entry foresaw it; "
+          f"{avoided} op-dtypes left out by an entry")
     return 0
 
 
@@ -78,13 +83,14 @@ def main(argv=None) -> int:
     p.add_argument("--arch", default="sm_90")
     p.add_argument("--single-ops", action="store_true", help="one single-op program per op and dtype")
     p.add_argument("--only", default=None, help="with --single-ops: these ops (comma-separated)")
+    p.add_argument("--samples", type=int, default=1, help="with --single-ops: programs per op and dtype")
     args = p.parse_args(argv)
     from hirfuzz.dialects.relax.dialect import RelaxDialect
     from hirfuzz.protocol import make_config
     dialect = RelaxDialect()
     gpu = {**H100_LIMITS, "kind": "cuda", "arch": args.arch}
     if args.single_ops:
-        return single_ops(dialect, make_config("vm", gpu), args.only.split(",") if args.only else None)
+        return single_ops(dialect, make_config("vm", gpu), args.only.split(",") if args.only else None, args.samples)
     with tempfile.TemporaryDirectory() as out:
         campaign = Campaign(Settings(out=out, iterations=0, ops=args.ops, seed=args.seed, targets=["llvm", "cuda"]),
                             load_specs(), progress=False)
