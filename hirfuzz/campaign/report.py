@@ -418,6 +418,27 @@ def _probe_section(probe: dict | None) -> list[str]:
     return lines
 
 
+def _targets_section(summary: dict) -> list[str]:
+    """With more than one target: how far each target's configuration got, and what
+    generation left out for a target that cannot build it."""
+    progress = summary.get("targets_progress") or {}
+    if len(progress) < 2:
+        return []
+    lines = ["## Targets", ""]
+    for kind, row in progress.items():
+        said = ", ".join(f"{n} {status}" for status, n in sorted(row.items(), key=lambda item: -item[1]))
+        lines.append(f"- {kind}: {said} (of {sum(row.values())} cases)")
+    generation = summary.get("generation") or {}
+    for kind, avoided in (generation.get("avoided") or {}).items():
+        lines.append(f"- left out for {kind} (op specs' `targets:` entries): "
+                     + ", ".join(f"{what} {n}" for what, n in sorted(avoided.items(), key=lambda item: -item[1])))
+    stripped = generation.get("plan_features_stripped") or {}
+    if stripped:
+        lines.append("- plan features stripped for the targets (hirfuzz/targets.yaml): "
+                     + ", ".join(f"{feature} {n}" for feature, n in stripped.items()))
+    return lines + [""]
+
+
 def _out_of_memory(memory: dict | None) -> str:
     if not memory or not memory.get("cases"):
         return ""
@@ -441,7 +462,7 @@ def campaign_report(out: Path, summary: dict) -> str:
         "",
     ] + _new_in_build_section(out, summary["findings"]) + _regressions_section(out, summary["findings"]) + \
         _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + \
-        _probe_section(summary.get("probe")) + [
+        _probe_section(summary.get("probe")) + _targets_section(summary) + [
         "## Findings",
         "",
     ]

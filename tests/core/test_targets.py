@@ -110,3 +110,14 @@ def test_a_cuda_crash_is_the_target_oracle_s(gpu_campaign):
     finding = gpu_campaign.judging.classify(case, answer).finding
     assert finding.oracle == "target" and finding.signature.startswith("target|crash|build|")
     assert "under vm on cuda (sm_90)" in finding.message
+
+
+def test_the_report_says_how_far_each_target_got_and_what_it_left_out():
+    from hirfuzz.campaign.report import _targets_section
+    summary = {"targets_progress": {"llvm": {"compared": 50, "error:build": 2}, "cuda": {"compared": 48, "error:run": 3}},
+               "generation": {"avoided": {"cuda": {"mod[float16]": 3}}, "plan_features_stripped": {"match_cast": 5}}}
+    lines = _targets_section(summary)
+    assert "- cuda: 48 compared, 3 error:run (of 51 cases)" in lines
+    assert any("left out for cuda" in line and "mod[float16] 3" in line for line in lines)
+    assert any("match_cast 5" in line for line in lines)
+    assert _targets_section({"targets_progress": {"llvm": {"compared": 5}}}) == []  # one target: nothing to say
