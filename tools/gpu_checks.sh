@@ -16,6 +16,13 @@ mkdir -p "$OUT"
 { nvidia-smi -L; nvcc --version | tail -1; python3 --version
   python3 -c "from hirfuzz.dialects.relax.dialect import RelaxDialect; print(RelaxDialect().describe_installation())"
 } > "$OUT/env.txt" 2>&1
+# first the gate: a worker under the default memory bound sees the GPU and runs one op on it;
+# without that nothing below means anything (and a short failure leaves time to fix and rerun)
+if ! timeout 180 python3 -m pytest -q -m gpu -p no:cacheprovider -x \
+    "tests/relax/test_sandbox.py::test_a_worker_under_the_default_bound_sees_the_gpu_and_runs_a_case_on_it" \
+    >> "$OUT/env.txt" 2>&1; then
+  echo "the gate failed: see env.txt"; tail -40 "$OUT/env.txt"; exit 1
+fi
 rm -rf "$CAMPAIGN"
 ( timeout $((CAMPAIGN_S + 150)) python3 -m hirfuzz --mode strict --target llvm,cuda --ops 20 --time "$CAMPAIGN_S" \
     --jobs "$JOBS" --seed 1 --no-progress --out "$CAMPAIGN" > "$OUT/campaign.log" 2>&1

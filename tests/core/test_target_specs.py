@@ -86,15 +86,16 @@ def test_a_bad_targets_entry_is_named(spec_dir, block, field, words):
 def test_the_shipped_cuda_exclusions_are_relax_ones_with_error_and_note():
     relax = load_specs(SPECS)
     cuda = ("cuda",)
-    expected_dtypes = {"mean": {"int64"}, "mod": {"float16"}, "round": {"float16"}, "atanh": {"float16"},
-                       "cumsum": {"int8"}, "nn.group_norm": {"float16"},
-                       "nn.conv1d": {"float16", "float32", "float64", "int64", "uint32", "uint64"}}
+    expected_dtypes = {"mean": set(), "mod": {"float16"}, "round": {"float16"}, "atanh": {"float16"},
+                       "cumsum": {"int8", "uint8"}, "nn.group_norm": {"float16"},
+                       "nn.conv1d": set(relax.ops["nn.conv1d"].dtypes)}  # no dtype builds in every shape
     for op, dtypes in expected_dtypes.items():
         spec = relax.ops[op]
         assert {d for d in spec.dtypes if spec.excluded_dtype(d, cuda)} == dtypes, op
         assert all(x.error and x.note for x in spec.exclusions(cuda)), op
     conditional = [x for x in relax.ops["mean"].exclusions(cuda) if x.when is not None]
-    assert [(x.dtypes, x.when.text) for x in conditional] == [(("float64",), "axis is None or len(axis) == x.rank")]
+    assert [(x.dtypes, x.when.text) for x in conditional] == [
+        (None, "(axis is None or len(axis) == x.rank) and not keepdims")]  # a mean down to a scalar
     relay = load_specs(SPECS, dialect="relay")
     assert not any(op.exclusions(cuda) for op in relay.ops.values())  # only Relax was measured on cuda
 
