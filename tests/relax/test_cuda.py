@@ -22,13 +22,15 @@ def summary_of(out) -> dict:
 
 def test_a_llvm_cuda_campaign_compares_the_cuda_configuration_in_nine_cases_of_ten(tmp_path):
     out = tmp_path / "out"
-    proc = run_hirfuzz("--mode", "strict", "--target", "llvm,cuda", "--ops", "20", "--iterations", "40",
-                       "--jobs", "4", "--seed", "3", "--no-reduce", "--no-progress", "--out", out, timeout=900)
-    assert proc.returncode in (0, 1), proc.stderr[-3000:]
+    # 80 cases: CUDA's own bugs fail a few percent of cases (a 40-case run of this seed
+    # compared 34 of 38 on an H200, the other 4 failing at run time on TVM's bugs)
+    proc = run_hirfuzz("--mode", "strict", "--target", "llvm,cuda", "--ops", "20", "--iterations", "80",
+                       "--jobs", "6", "--seed", "3", "--no-reduce", "--no-progress", "--out", out, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
     summary = summary_of(out)
     progress = summary["targets_progress"]
     llvm, cuda = progress["llvm"].get("compared", 0), progress["cuda"].get("compared", 0)
-    assert llvm >= 20, progress
+    assert llvm >= 60, progress
     assert cuda >= 0.9 * llvm, progress
     every = json.dumps(summary)
     assert "No CUDA architecture" not in every
@@ -64,7 +66,7 @@ def test_a_cuda_only_build_failure_is_the_target_oracle_s_confirmed_and_replayed
     proc = run_hirfuzz("--mode", "strict", "--target", "llvm,cuda", "--only-ops", "mod", "--dtypes", "float16",
                        "--ops", "1", "--iterations", "3", "--jobs", "2", "--no-features", "--no-pass-fuzz",
                        "--specs", spec_copy, "--no-progress", "--out", out, timeout=900)
-    assert proc.returncode == 1, proc.stderr[-3000:]
+    assert proc.returncode == 0, proc.stderr[-3000:]  # findings are results, not a failure
     summary = summary_of(out)
     assert summary["unconfirmed"] == []
     findings = [f for f in summary["findings"] if f["oracle"] == "target"]
