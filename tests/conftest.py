@@ -24,6 +24,7 @@ def cuda_device() -> str:
     return "" if tvm.cuda(0).exist else "TVM sees no CUDA device"
 
 
+@pytest.hookimpl(trylast=True)  # after -m has deselected: only the gpu tests that would run
 def pytest_collection_modifyitems(config, items):
     """Tests marked gpu run only where TVM sees a GPU (`python -m pytest -m gpu` there);
     elsewhere each is skipped, and the summary says why in one line."""
