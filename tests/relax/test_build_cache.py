@@ -14,6 +14,9 @@ from hirfuzz.core.spec import load_specs
 from hirfuzz.dialects import dialect_info, load_dialect
 from hirfuzz.worker import CACHE_ENV, BuildCache, execute_case
 
+# its module fixture is costly: one xdist worker runs the whole file (`--dist loadgroup`)
+pytestmark = pytest.mark.xdist_group("build-cache")
+
 NO_OP = [{"name": "Normalize", "args": {}}]  # leaves a lowered module as it is
 
 

@@ -20,6 +20,9 @@ from hirfuzz.dialects import load_dialect
 from hirfuzz.protocol import encode_array
 from hirfuzz.worker import execute_case
 
+# its module fixture is costly: one xdist worker runs the whole file (`--dist loadgroup`)
+pytestmark = pytest.mark.xdist_group("disrupt")
+
 
 def violation_for(specs, op, kind, seed=0, tries=30):
     rng = np.random.default_rng(seed)

@@ -119,6 +119,7 @@ def test_planted_constant_change_is_found_with_minimal_sequence(tmp_path):
     assert not outcome.reproduced and "repro.py: finished without an error" in outcome.observed, outcome.observed
 
 
+@pytest.mark.slow  # the constant-change plant guards the same path in the quick suite
 def test_planted_binding_drop_is_found(tmp_path):
     s = planted_campaign(tmp_path, "PlantedDropBinding", n=6)
     assert s["findings"], s

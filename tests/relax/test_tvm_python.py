@@ -10,6 +10,9 @@ import pytest
 
 from conftest import BOOL_ADD, ROOT, SPECS, run_hirfuzz
 
+# its module fixture is costly: one xdist worker runs the whole file (`--dist loadgroup`)
+pytestmark = pytest.mark.xdist_group("tvm-python")
+
 
 def plant_bool_add(tmp_path):
     d = tmp_path / "specs"

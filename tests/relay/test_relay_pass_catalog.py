@@ -15,6 +15,9 @@ from hirfuzz.dialects import dialect_info
 
 from relay_env import run_in_relay
 
+# its module fixture is costly: one xdist worker runs the whole file (`--dist loadgroup`)
+pytestmark = pytest.mark.xdist_group("relay-pass-catalog")
+
 CATALOG = load_catalog(builtin=dialect_info("relay").catalog)
 SAMPLES = ["dataflow", "global-call", "closure", "pure-dataflow"]
 WORKERS = 2

@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, the_one_ill_formed_finding
 from hirfuzz.campaign.verify import check_finding_scripts
 from hirfuzz.core.finding import Finding
@@ -46,6 +48,7 @@ def test_planted_constant_change_is_found_with_minimal_sequence(tmp_path):
     assert short.returncode == 1 and final_error(short) == "AssertionError", short.stderr
 
 
+@pytest.mark.slow  # the constant-change plant guards the same path in the quick suite
 def test_planted_operand_swap_is_found_with_minimal_sequence(tmp_path):
     # in 6 cases seeds 1 and 2 meet a subtract whose operands share a type (all the pass
     # swaps); seed 0 does not: the probe steers to forms, not to operands of one type
@@ -57,6 +60,7 @@ def test_planted_operand_swap_is_found_with_minimal_sequence(tmp_path):
     assert s["unconfirmed"] == []
 
 
+@pytest.mark.slow  # Relax's twin runs in the quick suite; the ill-formed plant guards Relay's crash path
 def test_planted_raise_on_a_closure_is_a_crash_naming_the_pass(tmp_path):
     # closures come from the lowering plans, which put some subgraphs in let-bound functions
     s = planted_campaign(tmp_path, "InferType,PlantedRaiseOnClosure", n=8, seed=3)
