@@ -8,6 +8,7 @@ from pathlib import Path
 
 from .campaign import DEFAULT_MUTATIONS, DEFAULT_OPS
 from .campaign.raypool import LOCAL as LOCAL_RAY, import_ray
+from .core.targets import TARGET_KINDS, target_kind
 from .errors import HirfuzzError
 
 EXIT_USAGE = 2
@@ -147,8 +148,8 @@ def _check_targets(text: str) -> list[str]:
     """Known targets; cuda without a GPU is skipped with one line (an error if nothing is left)."""
     targets = []
     for target in [t.strip() for t in text.split(",") if t.strip()]:
-        kind = target.split()[0].split("-")[0]
-        if kind not in ("llvm", "cuda"):
+        kind = target_kind(target)
+        if kind not in TARGET_KINDS:
             raise HirfuzzError(f"--target {target}: unknown target; use llvm, cuda or llvm,cuda")
         if kind == "cuda" and not _cuda_present():
             print("hirfuzz: no CUDA device found: skipping the cuda target", file=sys.stderr)

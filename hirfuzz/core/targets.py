@@ -104,8 +104,9 @@ def _read_unlowerable(at: str, entry: Any) -> Unlowerable:
             raise HirfuzzError(f"{at}, field '{fld}': expected a non-empty string")
     return Unlowerable(entry["feature"], entry["error"], entry["note"])
 
+
 def target_label(target) -> str:
-    """How messages and keys spell a target: "llvm", "cuda (sm_90)"."""
+    """How messages spell a target: "llvm", "cuda (sm_90)" (keys take its kind alone)."""
     if isinstance(target, dict) and target.get("arch"):
         return f"{target['kind']} ({target['arch']})"
     return target_kind(target)
