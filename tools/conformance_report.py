@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from hirfuzz.campaign.conformance import TARGETS, NoDevice  # noqa: E402
+from hirfuzz.campaign.conformance import NoDevice  # noqa: E402
+from hirfuzz.core.targets import TARGET_KINDS  # noqa: E402
 from hirfuzz.dialects.relax.conformance import op_report, target_config  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
 
@@ -46,8 +47,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="print the rows as JSON")
     ap.add_argument("--target", default="llvm", help="llvm (default) or cuda")
     args = ap.parse_args(argv)
-    if args.target not in TARGETS:
-        print(f"--target {args.target}: unknown target; use {' or '.join(TARGETS)}", file=sys.stderr)
+    if args.target not in TARGET_KINDS:
+        print(f"--target {args.target}: unknown target; use {' or '.join(TARGET_KINDS)}", file=sys.stderr)
         return 2
     try:
         config = target_config(args.target)

@@ -30,7 +30,6 @@ sys.path.insert(0, str(ROOT))
 from hirfuzz.campaign.coordinator import Campaign, Settings  # noqa: E402
 from hirfuzz.core.finding import error_line, normalize_message  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
-from hirfuzz.core.targets import resolve_target  # noqa: E402
 
 
 # what an H100's worker reports besides its architecture (dialects.base.installation_of)
@@ -95,7 +94,7 @@ def main(argv=None) -> int:
         campaign = Campaign(Settings(out=out, iterations=0, ops=args.ops, seed=args.seed, targets=["llvm", "cuda"]),
                             load_specs(), progress=False)
         hello = {"devices": {"cuda": True, "cuda_target": gpu}}
-        campaign.maker.targets = [resolve_target(t, hello) for t in campaign.s.targets]
+        campaign.maker.name_targets(hello)
         built = collections.Counter()
         cuda_only = collections.defaultdict(list)  # error -> the op:dtype sets of its cases
         t0 = time.monotonic()

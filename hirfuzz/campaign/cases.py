@@ -29,10 +29,10 @@ from ..core.generate import GenStats, Rejected, generate_graph
 from ..core.graph import Graph
 from ..core.inputs import choose_inputs
 from ..core.plan import Knobs, LoweringPlan, plan_lowering
+from ..core.targets import load_target_limits, resolve_target, target_kinds
 from ..core.violations import draw_inputs as draw_violation_inputs, generate_violation, violation_plan
 from ..errors import HirfuzzError
 from ..protocol import encode_array, make_config
-from ..core.targets import load_target_limits, target_kinds
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
 
 if TYPE_CHECKING:
@@ -88,7 +88,7 @@ class CaseMaker:
         # the cross-IR oracle's (campaign.cross)
         self.baseline_oracle = baseline_oracle
         # the targets its configurations name: the settings' kinds until the workers have
-        # said which GPU they see (protocol.resolve_target: a cuda target names its arch)
+        # said which GPU they see (name_targets)
         self.targets: list = list(settings.targets)
         self.violable = self.violable_ops() if settings.mode == "disruptive" else []
         self.target_kinds = target_kinds(settings.targets)
@@ -101,6 +101,11 @@ class CaseMaker:
         # what a pass probe steers generation to (core.probe.Direction), in pinned-pass
         # campaigns; None: every case undirected
         self.direction = None
+
+    def name_targets(self, hello: dict):
+        """Name the targets as the workers' handshake `hello` says they are: a cuda target
+        with its GPU's architecture and limits (core.targets.resolve_target)."""
+        self.targets = [resolve_target(t, hello) for t in self.s.targets]
 
     def restore(self, state: dict):
         """Go on from a checkpoint: its coverage, graph stream and generation statistics."""

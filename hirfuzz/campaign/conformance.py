@@ -34,7 +34,7 @@ from ..core.finding import error_line
 from ..core.generate import Rejected, single_op_graph
 from ..core.inputs import choose_inputs
 from ..core.oracle import TargetTolerance, compare_results
-from ..core.targets import resolve_target, target_kind
+from ..core.targets import TARGET_KINDS, resolve_target, target_kind
 from ..core.spec import ALL_DTYPES, DEFAULT_SPEC_DIR, load_specs
 from ..dialects import dialect_info, dialect_names
 from ..errors import HirfuzzError
@@ -45,7 +45,6 @@ from .target_failures import (BASELINE_TARGET, Outcome, SampleResult, is_known, 
                               read_known_entries, target_specific_failures, write_entries, wrong_results)
 
 CASE_TIMEOUT_S = 120.0
-TARGETS = ("llvm", "cuda")
 
 
 class NoDevice(HirfuzzError):
@@ -320,8 +319,8 @@ def conformance_command(argv) -> int:
         if bad:
             raise HirfuzzError(f"--executors: {args.dialect} has no executor {', '.join(bad)} "
                                f"(known: {', '.join(info.executors)})")
-        if args.target not in TARGETS:
-            raise HirfuzzError(f"--target {args.target}: unknown target; use {' or '.join(TARGETS)}")
+        if args.target not in TARGET_KINDS:
+            raise HirfuzzError(f"--target {args.target}: unknown target; use {' or '.join(TARGET_KINDS)}")
         if args.write_targets and args.target == BASELINE_TARGET:
             raise HirfuzzError("--write-targets: needs --target cuda (llvm is the baseline the target is told from)")
         known = read_known_entries(args.spec_dir or DEFAULT_SPEC_DIR)

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from ..core.finding import Finding, normalize_message
 from ..core.passes import load_catalog
-from ..core.targets import resolve_target, target_kind
+from ..core.targets import target_kind
 from ..dialects import dialect_info
 from ..errors import HirfuzzError
 from .cases import Case, CaseMaker
@@ -228,11 +228,11 @@ class Campaign:
         """The workers' TVM can build for every target asked for, and is the TVM this
         campaign ran under before (a resume under another TVM would mix two compilers)."""
         installation = self._check_targets(self.pool.installation, self.s.targets)
-        self.maker.targets = [resolve_target(t, self.pool.installation) for t in self.s.targets]
+        self.maker.name_targets(self.pool.installation)
         if self.cross is not None:
             hello = self.pool.installation_of(self.s.cross_dialect)
             installation["cross"] = self._check_targets(hello, self.cross.settings.targets)
-            self.cross.maker.targets = [resolve_target(t, hello) for t in self.cross.settings.targets]
+            self.cross.maker.name_targets(hello)
         self.out.record_installation(installation)
 
     @staticmethod

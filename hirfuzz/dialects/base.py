@@ -24,7 +24,8 @@ def installation_of(tvm, dialect: str) -> dict:
     TVM was built for, and the devices it sees: `cuda`, and for the first GPU its name and
     `cuda_target`, the target TVM is to build for it (its architecture and the limits dlight's
     schedules read), which configurations then name: no build depends on TVM detecting it."""
-    cuda = bool(tvm.runtime.enabled("cuda") and tvm.cuda(0).exist)
+    built_with_cuda = bool(tvm.runtime.enabled("cuda"))
+    cuda = built_with_cuda and bool(tvm.cuda(0).exist)
     devices = {"cuda": cuda}
     if cuda:
         gpu = tvm.cuda(0)
@@ -33,7 +34,7 @@ def installation_of(tvm, dialect: str) -> dict:
                                   "max_shared_memory_per_block": gpu.max_shared_memory_per_block,
                                   "max_num_threads": gpu.max_threads_per_block, "thread_warp_size": gpu.warp_size}
     return {"tvm": tvm.__version__, "dialects": [dialect],
-            "targets": ["llvm"] + (["cuda"] if tvm.runtime.enabled("cuda") else []), "devices": devices}
+            "targets": ["llvm"] + (["cuda"] if built_with_cuda else []), "devices": devices}
 
 
 class Dialect(ABC):

@@ -57,7 +57,7 @@ def test_a_target_tolerance_without_its_reason_is_refused(spec_copy):
 def gpu_campaign(tmp_path):
     campaign = Campaign(Settings(out=str(tmp_path / "out"), iterations=0, targets=["llvm", "cuda"]), load_specs(),
                         progress=False)
-    campaign.maker.targets = [resolve_target(t, GPU_HELLO) for t in campaign.s.targets]
+    campaign.maker.name_targets(GPU_HELLO)
     return campaign
 
 

@@ -27,7 +27,7 @@ from ...core.graph import Graph, TensorType
 from ...core.inputs import choose_inputs
 from ...core.calls import call_records
 from .lower import lower_graph
-from ...core.oracle import TargetTolerance, compare_tensor
+from ...core.oracle import TargetTolerance, compare_tensor, judged_facts
 from ...core.spec import ALL_DTYPES
 from ...campaign.conformance import require_device
 
@@ -147,10 +147,9 @@ def run_sample(specs, op_name: str, dtype: str, rng, config: dict | None = None,
     refs = graph.results()
     if len(actual) != len(refs):
         return fail("compare", f"main returned {len(actual)} tensors, expected {len(refs)}")
-    tolerance = TargetTolerance.of(specs, config["target"])
-    for i, (ref, arr) in enumerate(zip(refs, actual)):
-        facts = inputs.facts[ref]
-        detail = compare_tensor(facts if tolerance is None else tolerance.judged(facts), arr)
+    judged = judged_facts([inputs.facts[r] for r in refs], None, TargetTolerance.of(specs, config["target"]))
+    for i, (facts, arr) in enumerate(zip(judged, actual)):
+        detail = compare_tensor(facts, arr)
         if detail is not None:
             return fail("compare", f"result {i}: {detail}")
     return Sample(dtype, "ok", "", case)

@@ -217,13 +217,13 @@ def _pass_lines(config: dict) -> list[str]:
     return lines
 
 
-def _build_line(config: dict) -> str:
+def _build_line(config: dict, name: str = "ex") -> str:
     options = [f"target={target_code(config['target'])}"]
     if config["pipeline"] != "default":
         options.append(f"relax_pipeline={config['pipeline']!r}")
     if config["exec_mode"] != "bytecode":
         options.append(f"exec_mode={config['exec_mode']!r}")
-    return f"    ex = relax.build(mod, {', '.join(options)})"
+    return f"    {name} = relax.build(mod, {', '.join(options)})"
 
 
 def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: bool, expected: list | None,
@@ -272,7 +272,7 @@ def _baseline_lines(finding: Finding, expected: list | None) -> list[str]:
         return []
     dev = device_expression(baseline)
     return [f"with tvm.transform.PassContext(opt_level={baseline['opt_level']}):",
-            _build_line(baseline).replace("    ex = ", "    ex_baseline = "),
+            _build_line(baseline, name="ex_baseline"),
             f"baseline = flatten(relax.VirtualMachine(ex_baseline, {dev})['main']"
             f"(*[tvm.runtime.tensor(a, {dev}) for a in inputs]))",
             f"# on {target_label(baseline['target'])}, the results agree with the reference:",
