@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
 import threading
 import time
 from dataclasses import asdict, replace
@@ -24,6 +25,7 @@ from ..core.targets import target_kind
 from ..dialects import dialect_info
 from ..errors import HirfuzzError
 from .cases import Case, CaseMaker
+from .counterpart import COUNTERPART_OF, CounterpartSide
 from .cross import compare_sides, ir_label, open_cross_side, settle
 from .findings import FindingTables
 from .judge import Judge
@@ -114,7 +116,7 @@ class Campaign:
             installation=lambda: self.pool.installation, say=self.screen.say,
             rename_finding=self.tables.rename_finding, file_finding=self.tables.file_finding,
             record=self.tables.file_found, releases=lambda: self.releases,
-            baseline=lambda: self.baseline)
+            baseline=lambda: self.baseline, counterpart=self._counterpart_for(self.s.dialect))
 
     def _cross_reduction_host(self) -> ReductionHost:
         """The second IR's findings are finished in its own TVM, with its own cases."""
@@ -123,7 +125,19 @@ class Campaign:
                        catalog=side.maker.catalog, make_case=side.maker.make_case, classify=side.judge.classify,
                        tvm_version=lambda: self.pool.installation_of(side.info.name).get("tvm"),
                        installation=lambda: self.pool.installation_of(side.info.name), releases=lambda: [],
-                       baseline=lambda: None)
+                       baseline=lambda: None, counterpart=self._counterpart_for(side.info.name))
+
+    def _counterpart_for(self, dialect: str) -> CounterpartSide | None:
+        """Where a cross-IR campaign tries the confirmed findings of `dialect` in the other
+        IR (counterpart.py): Relay's in Relax, whichever of the two is first."""
+        if self.cross is None or COUNTERPART_OF.get(dialect) not in (self.s.dialect, self.s.cross_dialect):
+            return None
+        if dialect == self.s.dialect:  # the other IR is the cross side
+            side = self.cross
+            return CounterpartSide(side.info, side.specs, side.maker.make_case, self.s.cross_python or sys.executable,
+                                   self.s.cross_env, lambda: self.pool.installation_of(side.info.name).get("tvm"))
+        return CounterpartSide(self.info, self.specs, self.maker.make_case, self.s.tvm_python or sys.executable,
+                               self.s.tvm_env, lambda: self.pool.tvm_version)
 
     def labels(self) -> tuple[str, str]:
         """How messages name the two IRs of a cross-IR campaign, with their TVMs."""

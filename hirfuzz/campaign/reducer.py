@@ -41,6 +41,7 @@ from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats
 from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
 from .triage import classify_finding
 from .verify import ReproOutcome
+from .counterpart import counterpart_of, counterpart_sentence
 from .versions import Verdict, regression_since, try_releases, verdict_under, versions_sentence
 
 if TYPE_CHECKING:
@@ -316,6 +317,8 @@ class Reduction:
             folder, outcome = self.verify(job, finding, files)
         if folder == "findings" and finding.confirmed and (host.releases() or host.baseline()):
             self.date(job, finding, files)
+        if folder == "findings" and finding.confirmed and host.counterpart is not None:
+            self.try_counterpart(job, case, finding, files)
         files["bug-report.md"] = bug_report(finding.to_json(), files[REPRO], outcome, host.installation(),
                                             describe_config(case.configs[-1]), host.info, case.graph,
                                             (case.lowering or {}).get("plan"))
@@ -402,6 +405,24 @@ class Reduction:
             if on_baseline is Verdict.PASSES:
                 self.host.say(f"the {finding.kind} of case {finding.case} is new in your build: "
                               f"its repro.py passes on the baseline ({baseline.name})")
+
+    def try_counterpart(self, job: Job, case: Case, finding: Finding, files: dict):
+        """The reduced program in the other IR of a cross-IR campaign, tried under each of
+        its releases (counterpart.py), its script kept beside repro.py."""
+        staging = self.host.out / ".staging" / f"{job.key}-counterpart"
+        t0 = time.monotonic()
+        try:
+            record = counterpart_of(self.host.counterpart, case, finding, staging, self.script_limit(finding))
+            files[record["script"]] = (staging / record["script"]).read_text()
+        except Exception as exc:  # extra knowledge of a finding already confirmed: never worth losing it
+            record = {"error": f"{type(exc).__name__}: {exc}"}
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        with self.host.lock:
+            self.host.counters.verify_s += time.monotonic() - t0
+        finding.extra["counterpart"] = record
+        if record.get("fails_on"):
+            self.host.say(f"the {finding.kind} of case {finding.case}: {counterpart_sentence(record)}")
 
     def verify_violation(self, job: Job, finding: Finding, files: dict, scripts: list) -> tuple[str, ReproOutcome]:
         """Confirm a disruptive finding on the first of its short scripts (`scripts`:

@@ -44,3 +44,6 @@ class ReductionHost:
     # known once the workers have said which TVM the campaign's is
     releases: Callable[[], list] = field(default=lambda: [])
     baseline: Callable[[], object] = field(default=lambda: None)  # --baseline's versions.Release, or None
+    # a cross-IR campaign's other IR, where a confirmed finding's reduced program is also
+    # tried (counterpart.CounterpartSide), or None
+    counterpart: object = None

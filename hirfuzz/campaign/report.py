@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from ..protocol import REPRO_MARK
+from .counterpart import counterpart_sentence
 from .outdir import OutputError, write_atomic
 from .titles import METADATA_NOTE, collapse_dumps, message_error, shorten, split_exception, title
 from .versions import version_key, versions_sentence
@@ -206,9 +207,12 @@ def with_versions_lines(report: str, finding: dict) -> str:
 
 
 def _other_ir(finding: dict) -> list[str]:
-    """A cross-IR campaign's word on what the other IR's TVM did with the program found."""
-    other = finding.get("extra", {}).get("cross_ir")
-    return [f"The same program in the other IR: {other}.", ""] if other else []
+    """A cross-IR campaign's word on what the other IR's TVM did with the program found,
+    and on what each release of it did with the reduced program (counterpart.py)."""
+    extra = finding.get("extra", {})
+    other, counterpart = extra.get("cross_ir"), extra.get("counterpart") or {}
+    lines = [f"The same program in the other IR: {other}.", ""] if other else []
+    return lines + ([counterpart_sentence(counterpart), ""] if counterpart.get("versions") else [])
 
 
 def _stats(out: Path) -> list[dict]:

@@ -38,6 +38,15 @@ def finding_files(finding: Finding, case_json: dict, harness: str, short: str | 
     }
 
 
+def expected_for(case, config: dict, specs) -> list[tuple]:
+    """What a script checks a configuration's results against, as the oracle compared them
+    (judge._judge_config): (value or None where not comparable, rtol, atol) per result."""
+    facts = judged_facts(case.expected, Approximation.of_passes(config["passes"]),
+                         TargetTolerance.of(specs, config["target"]))
+    return [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
+             0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in facts]
+
+
 class FindingScripts:
     """Renders a finding's scripts for a case through the dialect's reproducer writer
     (DialectInfo.reproducer_writer(), a dialects.base.ReproducerWriter); `module_script(case,
@@ -73,12 +82,7 @@ class FindingScripts:
     def files(self, case, finding: Finding, log: str) -> dict:
         """The files of a finding's folder (finding_files), its scripts rendered for `case`."""
         config = case.configs[-1]  # the failing one: isolation put it last
-        expected = None
-        if finding.kind == "wrong-result":  # compared as the oracle compared it (judge._judge_config)
-            facts = judged_facts(case.expected, Approximation.of_passes(config["passes"]),
-                                 TargetTolerance.of(self.specs, config["target"]))
-            expected = [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
-                         0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in facts]
+        expected = expected_for(case, config, self.specs) if finding.kind == "wrong-result" else None
         writer = self.info.reproducer_writer()
         script = self.module_script(case, config)
         # the harness rebuilds a plain lowering itself where the dialect can (robust to a

@@ -136,12 +136,12 @@ def versions_sentence(versions: dict[str, str]) -> str:
     for verdict in Verdict:
         named = [v for v in sorted(versions, key=version_key) if versions[v] == verdict.value]
         if named:
-            parts.append(f"{verdict.value} on {_and_list(named)}")
+            parts.append(f"{verdict.value} on {and_list(named)}")
     text = "; ".join(parts)
     text = text[:1].upper() + text[1:]
     since = regression_since(versions)
     return f"{text}: a regression since {since}." if since else f"{text}."
 
 
-def _and_list(items: list[str]) -> str:
+def and_list(items: list[str]) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]

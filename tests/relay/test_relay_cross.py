@@ -82,6 +82,34 @@ def test_a_wrong_first_ir_notes_that_the_other_tvm_is_right(tmp_path):
     assert finding["extra"]["cross_ir"].startswith("Relax on TVM 0.27") and "agrees" in finding["extra"]["cross_ir"]
 
 
+def test_a_relay_finding_says_what_each_relax_release_makes_of_its_counterpart(tmp_path):
+    """A confirmed Relay finding's reduced program is also written in Relax and run under
+    each Relax release at hand (here this Python's): Relax spells the op right, so the
+    counterpart agrees; the script is kept beside repro.py and runs alone."""
+    import tvm
+    out, s = planted_campaign(tmp_path, "np.negative(a)", "abs", "negative")
+    [row] = s["findings"]
+    folder = out / row["path"]
+    counterpart = json.loads((folder / "finding.json").read_text())["extra"]["counterpart"]
+    # this Python's TVM, and any earlier Relax release set up on the machine
+    assert counterpart["versions"][tvm.__version__] == "agrees with the reference", counterpart
+    assert set(counterpart["versions"].values()) == {"agrees with the reference"} and counterpart["fails_on"] == []
+    report = (folder / "bug-report.md").read_text()
+    assert "Its Relax counterpart (relax-counterpart.py, the same program): agrees with the reference on " in report
+    alone = subprocess.run([sys.executable, folder / "relax-counterpart.py"], capture_output=True, text=True)
+    assert alone.returncode == 0 and "HIRFUZZ-REPRO ok" in alone.stdout, alone.stdout + alone.stderr
+
+
+def test_a_counterpart_that_relax_gets_wrong_too_is_said(tmp_path):
+    # Relay takes the absolute value, Relax squares, the reference negates: both wrong, unalike
+    out, s = planted_campaign(tmp_path, "np.negative(a)", "abs", "square")
+    relay = [row for row in s["findings"] if row["oracle"] == "reference"]
+    assert len(relay) == 1, s["findings"]
+    counterpart = json.loads((out / relay[0]["path"] / "finding.json").read_text())["extra"]["counterpart"]
+    assert set(counterpart["versions"].values()) == {"differs from the reference"}, counterpart
+    assert counterpart["fails_on"] == list(counterpart["versions"])
+
+
 def test_both_tvms_wrong_alike_suspects_the_reference_not_tvm(tmp_path):
     # both IRs negate; the reference takes the absolute value
     out, s = planted_campaign(tmp_path, "np.abs(a)", "negative", "negative")
