@@ -43,13 +43,16 @@ def _literal(value) -> str:
 def render_module_code(graph: Graph, specs) -> str:
     """Python that rebuilds the lowered module with BlockBuilder calls (tvm + numpy only)."""
     names: dict[Ref, str] = {}
-    lines = ["def build_module():", "    bb = relax.BlockBuilder()"]
+    lines = ["def build_module():",
+             "    # 0.27 renamed TensorStructInfo to TensorType; before, relax.TensorType was another class",
+             '    tensor_type = getattr(relax, "TensorStructInfo", None) or relax.TensorType',
+             "    bb = relax.BlockBuilder()"]
     params = []
     for n in graph.variables:
         name = f"x{n.id}"
         names[Ref(n.id)] = name
         params.append(name)
-        lines.append(f"    {name} = relax.Var({name!r}, relax.TensorType({list(n.type.shape)!r}, {n.type.dtype!r}))")
+        lines.append(f"    {name} = relax.Var({name!r}, tensor_type({list(n.type.shape)!r}, {n.type.dtype!r}))")
     lines.append(f"    with bb.function('main', [{', '.join(params)}]):")
     lines.append("        with bb.dataflow():")
     for node in graph.nodes:
