@@ -105,6 +105,12 @@ class IsolateConfig(Step):
     def run(self, reduction, state):
         case, finding = state.case, state.finding
         config = finding.extra.get("config")
+        if finding.stage == "worker" and len(case.configs) > 1 and not reduction.s.reduce:
+            # each try may cost a time-out (a hang's always does): --no-reduce means none
+            finding.extra["isolation"] = (f"not isolated (--no-reduce); the case keeps all "
+                                          f"{len(case.configs)} configurations")
+            state.whole = True
+            return case
         if finding.stage == "worker" and len(case.configs) > 1:
             config = next((c for c in case.configs
                            if reduction.fails_alike(reduction.variant(case, configs=[c]), finding.signature)), None)

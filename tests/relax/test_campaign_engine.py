@@ -71,6 +71,20 @@ def test_dying_workers_are_recorded_and_the_campaign_goes_on(tmp_path):
     assert s["built"] == 6  # every other case still ran
 
 
+def test_no_reduce_tries_no_configuration_of_a_hang_alone(tmp_path):
+    """--no-reduce --no-verify: a hang is filed as it was seen, its case whole, without
+    trying each configuration alone (each try would hang for the time-out again)."""
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--specs", small_specs(tmp_path), "--iterations", 2, "--ops", 3, "--out", out,
+                       "--jobs", 1, "--timeout", 5, "--no-verify", "--no-reduce", "--no-progress",
+                       "--executors", "vm,compiled", env={"HIRFUZZ_TEST_CRASH": "0:hang"})
+    assert proc.returncode == 0, proc.stderr
+    [hang] = [f for f in summary_of(out)["findings"] if f["signature"] == "hang|worker|timeout"]
+    finding = json.loads((out / hang["path"] / "finding.json").read_text())
+    assert finding["extra"]["isolation"].startswith("not isolated (--no-reduce)"), finding["extra"]
+    assert finding["extra"]["reduction"]["steps"]["isolate_config"]["calls"] == 0
+
+
 def _wait_for_line(proc, needle, timeout_s):
     deadline = time.monotonic() + timeout_s
     seen = []
