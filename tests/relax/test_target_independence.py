@@ -6,6 +6,7 @@ GPU (tools/cuda_build_check.py), so the cuda side runs here too.
 The bug: relax.nn.prelu accepts a symbolic channel count (its struct info inference does),
 but its legalization, topi.nn.prelu, asks get_const_int of that extent: "ValueError: Expect
 value to be constant int", in LegalizeOps, on any target."""
+import pytest
 import tvm
 from tvm.script import ir as I, relax as R, tirx as T  # noqa: F401 - what PRELU's TVMScript names
 
@@ -84,6 +85,7 @@ def test_a_cuda_build_failure_that_fails_alike_on_llvm_is_target_independent(tmp
     assert "CUDA" not in report.splitlines()[0] and "cuda" not in report.splitlines()[0]
 
 
+@pytest.mark.slow  # two scripts run alone
 def test_an_error_llvm_does_not_give_is_not_target_independent(tmp_path):
     finding = _cuda_build_finding()
     # the same program, but a cuda failure of another message: llvm fails, not alike
