@@ -79,7 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--target", default="llvm", metavar="T,T",
                    help="targets: llvm (default), cuda, or both; the first is the baseline")
     p.add_argument("--executors", type=_names, default=[], metavar="E,E",
-                   help="executors besides the baseline: Relax compiled, unoptimised; Relay build, graph, "
+                   help="executors besides the baseline: Relax compiled, unoptimised, fused; Relay build, graph, "
                         "debug (default: the baseline VM only)")
     p.add_argument("--passes", action="append", default=[], metavar="FILE",
                    help="a pass catalog of your own (YAML, in the form of the top-level passes.yaml: a section "

@@ -33,6 +33,7 @@ from .outdir import OutputError, append_line, save_folder
 from ..core.passes import describe as describe_passes
 from .report import bug_report
 from .sandbox import Worker, WorkerError
+from .target_independence import judge_target
 from ..core.finding import Finding, short_id
 from ..protocol import decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
@@ -315,6 +316,8 @@ class Reduction:
             folder, outcome = self.verify_violation(job, finding, files, self.scripts.violation_scripts(case, finding))
         elif folder == "findings" and self.s.verify:
             folder, outcome = self.verify(job, finding, files)
+        if folder == "findings" and finding.confirmed:
+            self.judge_target(job, finding, case)
         if folder == "findings" and finding.confirmed and (host.releases() or host.baseline()):
             self.date(job, finding, files)
         if folder == "findings" and finding.confirmed and host.counterpart is not None:
@@ -374,6 +377,28 @@ class Reduction:
         spends three times the case's limit in CPU time: a build that was merely slow, on a
         loaded machine too, then finishes."""
         return max(self.s.timeout_s, 60) * (3 if finding.kind == "hang" else 1)
+
+    def judge_target(self, job: Job, finding: Finding, case):
+        """Target triage: a confirmed build crash on another target retried on llvm under
+        llvm's pipelines (target_independence), its scripts run alone as verify runs them."""
+        def run_scripts(config: dict) -> ReproOutcome:
+            retry = self.variant(case, configs=[*case.configs[:-1], config])
+            staging = save_folder(self.host.out / ".staging", f"{job.key}-llvm",
+                                  self.scripts.files(retry, finding, job.log))
+            t0 = time.monotonic()
+            try:
+                return self.worker.check_scripts(staging, finding, self.script_limit(finding))
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+                with self.host.lock:
+                    self.host.counters.verify_s += time.monotonic() - t0
+
+        verdict = judge_target(finding, case.configs[-1], self.host.info.llvm_pipelines, run_scripts)
+        if verdict is not None:
+            verdict.record(finding)
+            if verdict.independent:
+                self.host.say(f"the build failure of case {finding.case} is target-independent: "
+                              f"it fails alike under {verdict.alike_under}")
 
     def date(self, job: Job, finding: Finding, files: dict):
         """Version triage: the confirmed finding's repro.py run unchanged under the other TVM

@@ -14,6 +14,7 @@ from ..protocol import REPRO_MARK
 from .counterpart import counterpart_sentence
 from .outdir import OutputError, write_atomic
 from .titles import METADATA_NOTE, collapse_dumps, message_error, shorten, split_exception, title
+from .target_independence import target_line
 from .versions import version_key, versions_sentence
 
 def _expected(finding: dict, info) -> str:
@@ -155,6 +156,7 @@ def bug_report(finding: dict, repro: str, outcome, installation: dict, target: s
         *_environment(installation or {}, target),
         "",
         *versions_lines(finding),
+        *target_line(finding),
         f"{EXPECTED_HEADING} {_expected(finding, info)}",
         "",
         f"**Actual:** {shorten(clean_traceback(_actual(finding, outcome)), 300)}",

@@ -200,15 +200,22 @@ def _same_error(output: str, raised: str, signature: str) -> bool:
     parts = signature.split("|", 5)  # poor-diagnostic|crash|stage|type|frame|message
     if len(parts) < 6 or top_tvm_frame(output) != parts[4]:
         return False
+    said = raised_text(output, raised)
+    return said is not None and parts[5].strip() in (normalize_message(text).strip() for text in said)
+
+
+def raised_text(output: str, raised: str) -> tuple[str, str] | None:
+    """What the last `raised` exception in a script's output (or a traceback) says: its
+    line and what follows, and that text as str(exc) says it ("" for a bare AssertionError);
+    None where it raised none."""
     lines = output.splitlines()
     raised_line = re.compile(rf"^(?:[\w.]+\.)?{re.escape(raised)}(?::\s*|$)")
     starts = [i for i, ln in enumerate(lines) if raised_line.match(ln)]
     if not starts:
-        return False
+        return None
     # TVM's log lines ("[17:03:15] ...: Warning: BlockBuilder destroyed ...") may follow the error
     said = "\n".join(ln for ln in lines[starts[-1]:] if not _LOG_LINE.match(ln))
-    message = raised_line.sub("", said, count=1)  # as str(exc) says it: "" for a bare AssertionError
-    return parts[5].strip() in (normalize_message(said).strip(), normalize_message(message).strip())
+    return said, raised_line.sub("", said, count=1)
 
 
 _LOG_LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] ")

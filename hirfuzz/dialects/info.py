@@ -45,6 +45,9 @@ class DialectInfo:
                                     # (None: the Python running hirfuzz)
     # the exception names its TVM gives one failure, which the reproducer checks take as one
     failure_aliases: tuple[FailureAlias, ...] = ()
+    # the pipelines a build failure on another target is retried under on llvm, to tell a
+    # target-independent bug from a target's own (campaign.target_independence); none: not tried
+    llvm_pipelines: tuple[str, ...] = ()
 
     def reproducer_writer(self):
         """Its ReproducerWriter (TVM-free: the coordinator writes reproducers)."""

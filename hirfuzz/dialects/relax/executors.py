@@ -8,6 +8,7 @@ from tvm import relax
 
 from ...core.targets import target_kind
 from ...protocol import make_config
+from . import TARGET_DEFAULT_PIPELINE
 
 
 def device_for(config: dict):
@@ -18,9 +19,18 @@ def device_for(config: dict):
 def build_module(mod, config: dict | None = None):
     """relax.build under the configuration (stage 'build')."""
     config = config or make_config()
+    target = tvm.target.Target(config["target"])
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
-        return relax.build(mod, target=tvm.target.Target(config["target"]), relax_pipeline=config["pipeline"],
+        return relax.build(mod, target=target, relax_pipeline=relax_pipeline(config, target),
                            exec_mode=config["exec_mode"])
+
+
+def relax_pipeline(config: dict, target):
+    """What relax.build is given as its pipeline: a name it resolves itself, or the target's
+    own default pipeline (TARGET_DEFAULT_PIPELINE), which relax.build never picks on llvm."""
+    if config["pipeline"] == TARGET_DEFAULT_PIPELINE:
+        return relax.get_default_pipeline(target)
+    return config["pipeline"]
 
 
 def _flatten(value) -> list[np.ndarray]:

@@ -19,6 +19,7 @@ from ...core.graph import Graph, Ref
 from ...core.targets import target_label
 from ...protocol import REPRO_MARK as MARK
 from ..base import ReproducerWriter
+from . import TARGET_DEFAULT_PIPELINE
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, CallInput, Reach, ViolatingCall, array_code, arity_line,
                           device_expression, target_code,
                           call_text, check_lines, data_lines, docstring, finish_short, flatten_lines,
@@ -158,7 +159,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
         "",
         f"TARGET = {target_code(config['target'])}",
         f"OPT_LEVEL = {config['opt_level']!r}",
-        f"PIPELINE = {config['pipeline']!r}",
+        f"PIPELINE = {_pipeline_code(config, 'tvm.target.Target(TARGET)')}",
         f"EXEC_MODE = {config['exec_mode']!r}",
         f"RUN = {run!r}",
         "",
@@ -220,10 +221,19 @@ def _pass_lines(config: dict) -> list[str]:
     return lines
 
 
+def _pipeline_code(config: dict, target: str) -> str:
+    """The configuration's pipeline as the script passes it to relax.build; `target` is the
+    code of the tvm.target.Target it builds for."""
+    if config["pipeline"] == TARGET_DEFAULT_PIPELINE:  # what executors.relax_pipeline resolves it to
+        return f"relax.get_default_pipeline({target})"
+    return repr(config["pipeline"])
+
+
 def _build_line(config: dict, name: str = "ex") -> str:
     options = [f"target={target_code(config['target'])}"]
     if config["pipeline"] != "default":
-        options.append(f"relax_pipeline={config['pipeline']!r}")
+        target_object = f"tvm.target.Target({config['target']!r})"
+        options.append(f"relax_pipeline={_pipeline_code(config, target_object)}")
     if config["exec_mode"] != "bytecode":
         options.append(f"exec_mode={config['exec_mode']!r}")
     return f"    {name} = relax.build(mod, {', '.join(options)})"
