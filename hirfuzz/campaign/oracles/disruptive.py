@@ -37,8 +37,8 @@ class DisruptiveOracle(OracleDefinition):
         else:  # silent acceptance: nothing to key on but what was broken
             sig = f"{v['op']}|{v['kind']}"
             message = f"accepted and ran: {what}"
-            note = specs.ops[v["op"]].note if v["op"] in specs.ops else ""
-            detail, extra = (f"the spec's note on {v['op']}: {note}" if note else ""), {}
+            documented = specs.ops[v["op"]].limitation(v["kind"], v["dtype"]) if v["op"] in specs.ops else None
+            detail, extra = (f"the spec documents it ({v['kind']}): {documented.note}" if documented else ""), {}
         extra["violation"] = v
         kind = "hang" if isinstance(answer, Death) and answer.reason == "timeout" else cls
         finding = Finding(kind=kind, oracle=self.name.value, stage=stage, signature=f"{cls}|{sig}",
