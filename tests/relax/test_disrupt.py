@@ -289,18 +289,18 @@ def test_a_poor_diagnostic_script_fails_alike_only_at_the_same_frame_with_the_sa
     from hirfuzz.campaign.verify import check_short_reproducer
     from hirfuzz.core.finding import Finding
     (tmp_path / "repro.py").write_text(SCATTER_ND_ARITY)
-    frame = ("relax/op/tensor/manipulate.cc:tvm::Type tvm::relax::InferTypeScatterND(const tvm::Call&, "
-             "const BlockBuilder&)")
     seen = {}
-    for name, message in (("same", "Check failed: call->args.size() == N (N vs. N) :"),
-                          ("other", "Check failed: (axis >= 0) is false")):
+    for name, where, message in (("same", "relax/op/tensor/manipulate.cc", "Check failed: call->args.size() == N (N vs. N) :"),
+                                 ("other", "relax/op/tensor/manipulate.cc", "Check failed: (axis >= N)"),
+                                 ("elsewhere", "relax/op/tensor/index.cc", "Check failed: call->args.size() == N (N vs. N) :")):
         finding = Finding(kind="poor-diagnostic", oracle="disruptive", stage="lower", message="",
-                          signature=f"poor-diagnostic|crash|lower|InternalError|{frame}|{message}",
-                          extra={"exc_type": "InternalError"})
+                          signature=f"poor-diagnostic|arity|InternalError|{where}|{message}",
+                          extra={"exc_type": "InternalError", "op_names": ["scatter_nd", "scatter_nd", "scatter_nd"]})
         seen[name] = check_short_reproducer(tmp_path / "repro.py", finding, timeout_s=120)
     assert seen["same"].reproduced, seen["same"].output[-2000:]
     assert "Warning: BlockBuilder destroyed" in seen["same"].output  # the log line the check must skip
-    assert not seen["other"].reproduced and "not where or as the fuzzer saw it" in seen["other"].observed
+    for name in ("other", "elsewhere"):
+        assert not seen[name].reproduced and "not where or as the fuzzer saw it" in seen[name].observed
 
 
 PRELU_SLOPE = """import tvm
@@ -322,6 +322,46 @@ def test_a_bare_assertion_in_tvm_fails_alike_as_an_empty_message(tmp_path):
     from hirfuzz.core.finding import Finding
     (tmp_path / "repro.py").write_text(PRELU_SLOPE)
     finding = Finding(kind="poor-diagnostic", oracle="disruptive", stage="build", message="",
-                      signature="poor-diagnostic|crash|build|AssertionError||", extra={"exc_type": "AssertionError"})
+                      signature="poor-diagnostic|shape-incompatible|AssertionError|topi/nn/elemwise.py|",
+                      extra={"exc_type": "AssertionError"})
     outcome = check_short_reproducer(tmp_path / "repro.py", finding, timeout_s=120)
     assert outcome.reproduced and "topi/nn/elemwise.py" in outcome.output, outcome.output[-2000:]
+
+
+def _signature_of(specs, op, shapes, dtype, **extra):
+    from hirfuzz.campaign.oracles.disruptive import violation_signature
+    g, v = single_op(specs, op, shapes, dtype, **extra)
+    (cls, stage), answer = run_case(specs, g, v)
+    return violation_signature(cls, v.to_json(), answer, stage, specs.ops[op].dialect_op)
+
+
+def test_one_missing_check_is_one_signature_whatever_op_and_dtype_meet_it(specs):
+    """LLVM codegen has no bool branch in its arithmetic (CreateAdd, CreateSub, ... and the
+    division visitors check for a float where an int is not found): every arithmetic op on
+    bool fails in target/llvm/codegen_llvm.cc with one check. One finding, not one per op;
+    a different check (right_shift on a float, in TIR's op utilities) stays apart."""
+    bool_ops = {op: _signature_of(specs, op, [(2, 3), (3, 3) if op == "matmul" else (2, 3)], "bool")
+                for op in ("add", "subtract", "matmul", "minimum", "less_equal", "divide", "mod")}
+    assert len(set(bool_ops.values())) == 1, bool_ops
+    signature = bool_ops["add"]
+    assert signature.startswith("poor-diagnostic|dtype-unsupported|InternalError|target/llvm/codegen_llvm.cc|")
+    assert "bool" not in signature and "add" not in signature.split("|", 4)[4]
+    shift = _signature_of(specs, "right_shift", [(2, 3), (2, 3)], "float32")
+    assert shift != signature and "op_utils.h" in shift
+
+
+def test_a_hit_lists_each_op_and_dtype_once_and_says_when_an_op_is_new():
+    from hirfuzz.core.finding import Finding
+    from hirfuzz.core.violation_key import add_violation_hit, violation_hit
+
+    def finding(op, dtype, case):
+        return Finding(kind="poor-diagnostic", oracle="disruptive", stage="build", signature="s", message="",
+                       case=case, extra={"violation": {"kind": "dtype-unsupported", "op": op, "dtype": dtype,
+                                                       "detail": f"{op} on {dtype}"}})
+    first = finding("add", "bool", 1)
+    first.extra["hit_by"] = [violation_hit(first)]
+    assert add_violation_hit(first, finding("subtract", "bool", 2))       # a new op: its script is kept
+    assert not add_violation_hit(first, finding("subtract", "bool", 3))   # listed already
+    assert not add_violation_hit(first, finding("add", "uint8", 4))       # a new dtype of a listed op
+    assert [(h["op"], h["dtype"], h["case"]) for h in first.extra["hit_by"]] == [
+        ("add", "bool", 1), ("subtract", "bool", 2), ("add", "uint8", 4)]
