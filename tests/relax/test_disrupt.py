@@ -365,3 +365,36 @@ def test_a_hit_lists_each_op_and_dtype_once_and_says_when_an_op_is_new():
     assert not add_violation_hit(first, finding("add", "uint8", 4))       # a new dtype of a listed op
     assert [(h["op"], h["dtype"], h["case"]) for h in first.extra["hit_by"]] == [
         ("add", "bool", 1), ("subtract", "bool", 2), ("add", "uint8", 4)]
+
+
+@pytest.mark.parametrize("op", ["take", "scatter_elements", "gather_elements", "floor_divide"])
+def test_a_violations_other_inputs_stay_in_their_domain(specs, op):
+    """Exactly one constraint broken: the tensors only the violating call reads are drawn
+    from the domain its spec declares (indices in range, a divisor away from zero), not
+    the dtype's default range, which would break a second constraint."""
+    from hirfuzz.core.inputs import declared_domain, within
+    from hirfuzz.core.reference import op_env
+    from hirfuzz.core.violations import _call_node
+    checked = 0
+    for kind in ("arity", "match-cast-lie", "dtype-mismatch", "shape-incompatible"):
+        if kind not in applicable_kinds(specs.ops[op]):
+            continue
+        for seed in range(6):
+            try:
+                graph, v = violation_for(specs, op, kind, seed=seed)
+            except AssertionError:
+                continue
+            values, _ = draw_inputs(graph, v.to_json(), specs, np.random.default_rng(seed))
+            by_var = dict(zip((n.id for n in graph.variables), values))
+            call = _call_node(v.to_json(), graph)
+            env = op_env(specs.ops[op], call, graph)
+            for slot, ref in enumerate(call.inputs):
+                if specs.ops[op].inputs[slot].domain is None or not isinstance(ref, type(call.inputs[0])):
+                    continue
+                try:
+                    domain = declared_domain(specs.ops[op], slot, env, by_var[ref.node].dtype.name)
+                except (ExprError, IndexError, TypeError, ValueError):
+                    continue  # the violation left it undefined (an index along a broken shape)
+                assert within(by_var[ref.node], domain), (op, kind, seed, slot, domain, by_var[ref.node])
+                checked += 1
+    assert checked >= 6, checked
