@@ -228,6 +228,10 @@ def test_a_disruptive_findings_repro_is_the_violating_call_alone_and_fails_as_th
     assert alone >= 1, forms
     report = (out / "report.md").read_text()
     assert f"Findings whose repro.py is the violating call alone: {alone}; the whole program" in report
+    for f in s["findings"]:  # a silent acceptance's script: no multi-kilobyte literals
+        if f["kind"] == "silent-acceptance":
+            script = (out / f["path"] / "repro.py").read_text()
+            assert max(map(len, script.splitlines())) < 200 and len(script) < 2500, script
 
 
 def test_a_finding_whose_call_alone_does_not_fail_alike_is_unconfirmed_with_the_harness(comparisons_campaign, tmp_path):
@@ -398,3 +402,39 @@ def test_a_violations_other_inputs_stay_in_their_domain(specs, op):
                 assert within(by_var[ref.node], domain), (op, kind, seed, slot, domain, by_var[ref.node])
                 checked += 1
     assert checked >= 6, checked
+
+
+@pytest.mark.parametrize("kind, raised, passes", [
+    ("dtype-mismatch", None, False),                                   # accepted: the bug is there
+    ("dtype-mismatch", "ValueError('outer needs one dtype')", True),   # a diagnostic: fixed
+    ("dtype-mismatch", "TVMError('InternalError: Check failed: x')", False),  # an internal error is no fix
+    ("dtype-mismatch", "IndexError('list index out of range')", False),
+    ("match-cast-lie", "ValueError('shape mismatch')", False),         # not the run-time match_cast check
+    ("match-cast-lie", "ValueError('match_cast error: 3 vs 4')", True),
+])
+def test_a_silent_acceptance_script_passes_only_on_a_diagnostic_of_its_kind(tmp_path, kind, raised, passes):
+    import subprocess
+    from hirfuzz.dialects.reproducer import rejection_check
+
+    class Call:
+        what = f"{kind} on outer (hand-picked)"
+    body = (["class TVMError(Exception):", "    pass"] if raised and raised.startswith("TVMError") else []) + [
+        f"raise {raised}" if raised else "pass"]
+    (tmp_path / "repro.py").write_text("\n".join(rejection_check(body, Call(), kind)) + "\n")
+    proc = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode == 0) == passes, proc.stderr
+    if not passes and raised is None:
+        assert "AssertionError: TVM accepted" in proc.stderr
+
+
+def test_a_silent_acceptances_inputs_are_small_constants_inside_their_domain():
+    from hirfuzz.dialects.reproducer import CallInput, ViolatingCall, array_code, with_small_inputs
+    indices = np.array([[0, 2, 1, 3]] * 8, dtype="int64")
+    call = ViolatingCall("take", ["{p}0", "{p}1"], {}, 1, None,
+                         [CallInput(0, [64, 64], "float32", np.random.default_rng(0).uniform(-4, 4, (64, 64)).astype("float32")),
+                          CallInput(1, [8, 4], "int64", indices)], "arity on take")
+    small = with_small_inputs(call)
+    codes = [array_code(i.value) for i in small.inputs]
+    assert codes[1] == "np.full([8, 4], 0, dtype='int64')", codes
+    assert codes[0].startswith("np.full([64, 64], -3.9") and len(codes[0]) < 60, codes
+    assert array_code(indices).startswith("np.array([[0, 2, 1, 3]")  # values that differ stay as they are
