@@ -198,6 +198,8 @@ class FindingTables:
             name = f"{len(table) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
             finding.path = f"{folder}/{name}"  # relative to the campaign folder, as every path it writes
             files.update(self.also_scripts.pop(finding.signature, {}))
+            if "bug-report.md" in files:  # hits met since the report was written list their ops too
+                files["bug-report.md"] = with_hit_by_lines(files["bug-report.md"], finding.to_json())
             files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
             save_folder(self.out / folder, name, files)
             table[finding.signature] = finding

@@ -438,3 +438,46 @@ def test_a_silent_acceptances_inputs_are_small_constants_inside_their_domain():
     assert codes[1] == "np.full([8, 4], 0, dtype='int64')", codes
     assert codes[0].startswith("np.full([64, 64], -3.9") and len(codes[0]) < 60, codes
     assert array_code(indices).startswith("np.array([[0, 2, 1, 3]")  # values that differ stay as they are
+
+
+def test_a_second_op_hitting_a_saved_finding_is_listed_with_its_own_script(specs, tmp_path):
+    """One finding per missing check: bool subtract hitting the finding bool add filed is a
+    hit, listed in finding.json's hit_by and the bug report, its short script kept beside
+    the first as also-subtract.py; bool add again is counted, nothing more written."""
+    import threading
+    from types import SimpleNamespace
+    from hirfuzz.campaign.cases import CaseMaker
+    from hirfuzz.campaign.coordinator import Settings
+    from hirfuzz.campaign.findings import FindingTables
+    from hirfuzz.campaign.known import KnownFindings
+    from hirfuzz.campaign.oracles.disruptive import DisruptiveOracle
+    from hirfuzz.campaign.outdir import OutDir
+    from hirfuzz.campaign.report import HIT_BY_HEADING
+    from hirfuzz.dialects import dialect_info
+    info = dialect_info("relax")
+    maker = CaseMaker(Settings(mode="disruptive"), specs, info, None)
+    cases, findings = [], []
+    for index, op in enumerate(("add", "subtract", "add")):
+        graph, v = single_op(specs, op, [(2, 3), (2, 3)], "bool")
+        case = maker.make_case(index, graph, {"violation": v.to_json(), "plan": violation_plan(v, graph, specs)})
+        (_cls, _stage), answer = run_case(specs, graph, v)
+        cases.append(case)
+        findings.append(DisruptiveOracle().judge(specs, case, answer).finding)
+    assert len({f.signature for f in findings}) == 1
+    tables = FindingTables(OutDir(tmp_path), 0, SimpleNamespace(), KnownFindings(frozenset(), {}),
+                           threading.RLock(), lambda line: None)
+    host = SimpleNamespace(info=info, specs=specs, settings=Settings(mode="disruptive"), tvm_version=lambda: "0.27")
+    tables.reductions = SimpleNamespace(pending={}, host_of=lambda finding: host)
+    report = "### add on bool\n\n**Expected:** a diagnostic\n\n**Actual:** InternalError\n\n```python\nx = 1\n\n\ny = 2\n```\n"
+    tables.file_finding("findings", findings[0], {"repro.py": "print()\n", "bug-report.md": report})
+    for case, finding in zip(cases[1:], findings[1:]):
+        tables.record(case, finding, "")
+    folder = tmp_path / findings[0].path
+    saved = json.loads((folder / "finding.json").read_text())
+    assert saved["hits"] == 3
+    assert [(h["op"], h["dtype"]) for h in saved["extra"]["hit_by"]] == [("add", "bool"), ("subtract", "bool")]
+    assert sorted(p.name for p in folder.iterdir()) == ["also-subtract.py", "bug-report.md", "finding.json", "repro.py"]
+    assert "relax.op.subtract(" in (folder / "also-subtract.py").read_text()
+    written = (folder / "bug-report.md").read_text()
+    assert f"{HIT_BY_HEADING} add on bool; subtract on bool (also-subtract.py)." in written
+    assert written.replace(written.split("\n")[4] + "\n\n", "", 1) == report  # the line added, nothing else changed
