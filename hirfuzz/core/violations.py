@@ -419,7 +419,7 @@ def draw_inputs(graph: Graph, violation: dict, specs, rng, check: bool = True):
     an input of the violating call outside its slot's domain (a result of the valid part)
     rejects the case: it would break a second constraint (Rejected).
     """
-    from .inputs import choose_inputs, default_domain, draw, within
+    from .inputs import choose_inputs, default_domain, draw, within, within_default
     chosen = choose_inputs(graph, specs, rng)
     spec = specs.ops.get(violation.get("op"))
     call = _call_node(violation, graph) if spec is not None else None
@@ -434,7 +434,7 @@ def draw_inputs(graph: Graph, violation: dict, specs, rng, check: bool = True):
         if n.id in read_by_valid_part:
             values.append(chosen.values[n.id])
         elif n.id in slots:
-            values.append(draw(rng, t, _call_domain(spec, slots[n.id], env, t.dtype) or default_domain(t.dtype)))
+            values.append(draw(rng, t, within_default(_call_domain(spec, slots[n.id], env, t.dtype), t.dtype)))
         else:
             values.append(draw(rng, t, default_domain(t.dtype)))
     if check and call is not None:
