@@ -87,6 +87,9 @@ def test_the_shipped_trig_ops_leave_float16_out_for_a_tvm_bug_not_as_unsupported
         assert "TVM BUG" not in spec.note, op  # the reason is data now, not prose
     # Relay builds float16 sinh: the bug is Relax's alone
     assert "float16" in load_specs(SPECS, dialect="relay").ops["sinh"].dtypes
+    # sign and negative on uint are valid (TOPI makes a -1 of the input dtype), bool is not
+    for op in ("sign", "negative"):
+        assert "uint8" in specs.ops[op].bug_dtypes() and unsupported_dtypes(specs.ops[op]) == ["bool"], op
     # a mean over int8 is valid (Relax returns the wrong dtype): no unsupported dtype is left
     assert "dtype-unsupported" not in applicable_kinds(specs.ops["mean"])
 
