@@ -196,19 +196,23 @@ class CaseMaker:
     def make_disruptive_case(self, index: int, graph: Graph | None, disruption: dict | None) -> Case:
         """A valid graph (none for even cases: single-node, as HIRGen did) plus one violation."""
         t0 = time.perf_counter()
-        if graph is None:
+        generated = graph is None
+        while generated:
             n_ops = 1 if index % 2 == 0 else self.s.ops
-            while True:
-                try:
-                    graph, violation = generate_violation(self.specs, self.gen_rng, n_ops,
-                                                          self.coverage.sets["violation"], self.s.guided,
-                                                          self.violable)
-                    break
-                except Rejected:
-                    continue
-            disruption = {"violation": violation.to_json(), "plan": violation_plan(violation, graph, self.specs)}
-        inputs, chosen = draw_violation_inputs(graph, disruption["violation"], self.specs,
-                                               self.case_rng(index, Stream.INPUTS))
+            try:
+                graph, violation = generate_violation(self.specs, self.gen_rng, n_ops,
+                                                      self.coverage.sets["violation"], self.s.guided,
+                                                      self.violable)
+                disruption = {"violation": violation.to_json(), "plan": violation_plan(violation, graph, self.specs)}
+                # an input of the violating call outside its domain breaks a second constraint
+                inputs, chosen = draw_violation_inputs(graph, disruption["violation"], self.specs,
+                                                       self.case_rng(index, Stream.INPUTS))
+                break
+            except Rejected:
+                continue
+        if not generated:  # replayed or resumed: drawn as when generated, checked then
+            inputs, chosen = draw_violation_inputs(graph, disruption["violation"], self.specs,
+                                                   self.case_rng(index, Stream.INPUTS), check=False)
         gen_ms = (time.perf_counter() - t0) * 1000
         # always run: a match_cast lie is caught at run time only (the valid part's
         # out_of_domain says when its inputs may still trap, which stats.jsonl shows)

@@ -9,10 +9,12 @@ import threading
 from typing import TYPE_CHECKING, Callable
 
 from ..core.finding import Finding, short_id
+from ..core.violation_key import add_violation_hit, also_script_name
 from .known import KnownFindings
 from .outdir import OutDir, save_folder, write_atomic
 from .reducer import PENDING, waiting_under
-from .reproducers import finding_files
+from .report import with_hit_by_lines
+from .reproducers import FindingScripts, finding_files
 
 if TYPE_CHECKING:
     from .cases import Case
@@ -40,6 +42,7 @@ class FindingTables:
         self.by_folder = {"findings": self.findings, "unconfirmed": self.unconfirmed,
                           "spec-disagreements": self.disagreements}
         self.aliases: dict[str, str] = {}  # pass-order signatures -> their minimal sequence's
+        self.also_scripts: dict[str, dict[str, str]] = {}  # a pending finding's also-<op>.py files
 
     def load(self, resumed: bool):
         """The findings an earlier run of the campaign saved, and its aliases."""
@@ -130,7 +133,7 @@ class FindingTables:
             for table in (self.findings, self.unconfirmed):
                 known = table.get(finding.signature)
                 if known is not None:
-                    known.hits += 1
+                    self.hit(known, case, finding)
                     if table is self.findings:
                         self.rewrite_finding_json(known)
                     return
@@ -142,13 +145,31 @@ class FindingTables:
             waiting = waiting_under(self.reductions.pending, finding.signature)
             known = self.by_folder[folder].get(finding.signature) or (waiting.finding if waiting else None)
             if known is not None:
-                known.hits += 1
+                self.hit(known, case, finding)
                 return
             if self.known.hit(finding.signature):
                 return  # an earlier campaign's: counted, never reduced or filed again
             self.reductions.submit(folder, case, finding, log)
             self.say(f"new {finding.kind} (case {case.index}): {finding.message[:160]}\n"
                      f"    reducing and checking its reproducer; kept meanwhile in {PENDING}/")
+
+    def hit(self, known: Finding, case: "Case", finding: Finding):
+        """Count a hit of a known finding; a disruptive one lists the hit's op and dtype, and
+        keeps a short script of an op new to it beside its first (oracles/disruptive.py)."""
+        known.hits += 1
+        if not add_violation_hit(known, finding) or self.reductions is None:
+            return
+        host = self.reductions.host_of(finding)
+        scripts = FindingScripts(host.info, host.specs, host.settings, host.tvm_version, module_script=None)
+        name, text = also_script_name(finding.extra["violation"]["op"]), scripts.violation_scripts(case, finding)[0][1]
+        folder = self.out / known.path
+        if not known.path or known.path.startswith(PENDING) or not folder.is_dir():
+            self.also_scripts.setdefault(known.signature, {})[name] = text  # saved with it (file_finding)
+            return
+        write_atomic(folder / name, text)
+        report = folder / "bug-report.md"
+        if report.is_file():
+            write_atomic(report, with_hit_by_lines(report.read_text(), known.to_json()))
 
     def rename_finding(self, finding: Finding, signature: str) -> bool:
         """Key `finding` on `signature` from now on (a pass-order finding on its minimal
@@ -176,6 +197,9 @@ class FindingTables:
             table = self.by_folder[folder]
             name = f"{len(table) + 1:04d}-{finding.kind}-{short_id(finding.signature)}"
             finding.path = f"{folder}/{name}"  # relative to the campaign folder, as every path it writes
+            files.update(self.also_scripts.pop(finding.signature, {}))
+            if "bug-report.md" in files:  # hits met since the report was written list their ops too
+                files["bug-report.md"] = with_hit_by_lines(files["bug-report.md"], finding.to_json())
             files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
             save_folder(self.out / folder, name, files)
             table[finding.signature] = finding

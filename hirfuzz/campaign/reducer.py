@@ -300,8 +300,7 @@ class Reduction:
             finding.extra.setdefault("reduction", {})["steps"] = {name: stats.to_json()
                                                                   for name, stats in state.stats.items()}
         finding.extra["ops"] = len(case.graph.operators)
-        notes = {name: op.note for name, op in host.specs.ops.items() if getattr(op, "note", "")}
-        finding.extra["triage"] = classify_finding(finding, notes)
+        finding.extra["triage"] = classify_finding(finding, host.specs)
         if case is not original:
             finding.extra["reduced_from"] = len(original.graph.operators)
         files = self.scripts.files(case, finding, job.log)

@@ -10,6 +10,7 @@ import re
 import sys
 from pathlib import Path
 
+from ..core.violation_key import also_script_name
 from ..protocol import REPRO_MARK
 from .counterpart import counterpart_sentence
 from .outdir import OutputError, write_atomic
@@ -159,6 +160,7 @@ def bug_report(finding: dict, repro: str, outcome, installation: dict, target: s
         *target_line(finding),
         f"{EXPECTED_HEADING} {_expected(finding, info)}",
         "",
+        *hit_by_lines(finding),
         f"**Actual:** {shorten(clean_traceback(_actual(finding, outcome)), 300)}",
         "",
         *(["**well_formed**", "", *well_formed, ""] if well_formed else []),
@@ -206,6 +208,38 @@ def with_versions_lines(report: str, finding: dict) -> str:
     if not expected:  # not a report bug_report wrote: left as it is
         return report
     return "\n".join(lines[:starts[0]] + versions_lines(finding) + lines[expected[0]:])
+
+
+HIT_BY_HEADING = "**Also hit by:**"
+
+
+def hit_by_lines(finding: dict) -> list[str]:
+    """A disruptive finding met by more than one op or dtype: each, and the script kept for
+    each other op (oracles/disruptive.py: one finding per missing check)."""
+    hits = finding.get("extra", {}).get("hit_by") or []
+    if len(hits) < 2:
+        return []
+    first = hits[0]["op"]
+    ops: dict[str, list[str]] = {}
+    for hit in hits:
+        ops.setdefault(hit["op"], []).append(hit["dtype"])
+    said = "; ".join(f"{op} on {', '.join(dtypes)}" + ("" if op == first else f" ({also_script_name(op)})")
+                     for op, dtypes in ops.items())
+    return [f"{HIT_BY_HEADING} {said}. One missing check: the same violation kind fails at the same "
+            "place in TVM with the same message, op names and dtypes aside.", ""]
+
+
+def with_hit_by_lines(report: str, finding: dict) -> str:
+    """A bug report with its hit-by line (hit_by_lines) made anew, just before the actual
+    behaviour: a later hit listed another op or dtype."""
+    lines = report.split("\n")
+    old = next((i for i, line in enumerate(lines) if line.startswith(HIT_BY_HEADING)), None)
+    if old is not None:  # the line and the blank line after it
+        del lines[old:old + 2]
+    actual = next((i for i, line in enumerate(lines) if line.startswith("**Actual:**")), None)
+    if actual is None:  # not a report bug_report wrote: left as it is
+        return report
+    return "\n".join(lines[:actual] + hit_by_lines(finding) + lines[actual:])
 
 
 def _other_ir(finding: dict) -> list[str]:

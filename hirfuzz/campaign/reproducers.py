@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..core.finding import Finding
 from ..core.oracle import Approximation, TargetTolerance, judged_facts
-from ..dialects.reproducer import violating_call
+from ..dialects.reproducer import violating_call, with_small_inputs
 
 if TYPE_CHECKING:
     from ..dialects import DialectInfo
@@ -64,10 +64,13 @@ class FindingScripts:
         """A disruptive finding's short scripts, shortest first: the violating call alone in
         main, then in the private function or closure the worker put it in (where it was in
         one). The call's inputs are parameters, passed the case's values (NumPy's for
-        results of the valid part it reads)."""
+        results of the valid part it reads); a silent acceptance's, which do not matter to
+        it, each a constant tensor (with_small_inputs)."""
         writer = self.info.reproducer_writer()
         call = violating_call(case.disruption, case.graph, self.specs, case.inputs,
                               [facts.value for facts in case.expected])
+        if finding.kind == "silent-acceptance":
+            call = with_small_inputs(call)
         forms = [ReproForm.CALL] + ([ReproForm.CALL_IN_FUNCTION] if call.wrap else [])
         config = case.configs[-1]
         return [(form, writer.render_violation_short(finding, config, call, wrapped=form is ReproForm.CALL_IN_FUNCTION))

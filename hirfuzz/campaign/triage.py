@@ -41,14 +41,22 @@ def _crash_component(finding: Finding) -> tuple[Component, str]:
     return _build_component(finding)
 
 
-def classify_finding(finding: Finding, spec_notes: dict[str, str] | None = None) -> dict:
+def classify_finding(finding: Finding, specs=None) -> dict:
     """The triage class of a finding, the component it points at, and the evidence for the
-    guess, as plain data for finding.json and the reports."""
-    cls, (component, why) = _classified(finding, spec_notes or {})
+    guess, as plain data for finding.json and the reports (`specs`: the campaign's op specs,
+    whose `limitations` say which behaviour on an invalid program is documented)."""
+    cls, (component, why) = _classified(finding, specs)
     return {"class": cls.value, "component": component.value, "evidence": why}
 
 
-def _classified(finding: Finding, spec_notes: dict[str, str]) -> tuple[TriageClass, tuple[Component, str]]:
+def _documenting(specs, violation: dict):
+    """The spec entry documenting what TVM does with this violation (spec.Limitation), if any:
+    a note on the op that names another behaviour documents nothing about this one."""
+    op = specs.ops.get(violation["op"]) if specs is not None else None
+    return op.limitation(violation["kind"], violation["dtype"]) if op is not None else None
+
+
+def _classified(finding: Finding, specs) -> tuple[TriageClass, tuple[Component, str]]:
     violation = finding.extra.get("violation")
     if finding.stage == "ill_formed_after_pass":
         blamed = finding.extra.get("blamed_pass")
@@ -58,10 +66,10 @@ def _classified(finding: Finding, spec_notes: dict[str, str]) -> tuple[TriageCla
     if violation is not None:
         what = f"{violation['kind']} on {violation['op']} ({violation['detail']})"
         if finding.kind == "silent-acceptance":
-            note = spec_notes.get(violation["op"])
-            if note:
+            documented = _documenting(specs, violation)
+            if documented is not None:
                 return TriageClass.DOCUMENTED_LIMITATION, (
-                    Component.OPERATOR, f"TVM accepted {what}, and the op's spec notes: {note}")
+                    Component.OPERATOR, f"TVM accepted {what}, documented ({documented.kind}): {documented.note}")
             return TriageClass.SILENT_ACCEPTANCE, (Component.OPERATOR, f"TVM built and ran a program with {what}")
         if finding.kind == "poor-diagnostic":
             return TriageClass.POOR_DIAGNOSTIC, (

@@ -15,7 +15,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..core.finding import Finding, normalize_message, top_tvm_frame
+from ..core.finding import Finding
+from ..core.violation_key import fails_alike
 from ..dialects import dialect_info
 from ..dialects.base import FailureAlias, same_failure
 from ..protocol import REPRO_MARK as MARK
@@ -187,21 +188,18 @@ def check_short_reproducer(script: Path, finding: Finding, timeout_s: float, pyt
     if finding.stage == "worker":
         return ReproOutcome(_exited_alike(finding, bool(raised)), observed, output[-4000:])
     alike = bool(raised) and _same_failure(finding, raised, output, dialect)
-    if alike and finding.kind == "poor-diagnostic" and not _same_error(output, raised, finding.signature):
+    if alike and finding.kind == "poor-diagnostic" and not _same_error(output, raised, finding):
         # a disruptive script holds one call of the program: the same type is not enough,
         # TVM must fail in the same place, saying the same thing
         return ReproOutcome(False, f"{observed}, not where or as the fuzzer saw it", output[-4000:])
     return ReproOutcome(alike, observed, output[-4000:])
 
 
-def _same_error(output: str, raised: str, signature: str) -> bool:
-    """Does a script's output show the error a poor diagnostic's signature keys on: its
-    deepest TVM frame and normalised message (core.finding.crash_signature)?"""
-    parts = signature.split("|", 5)  # poor-diagnostic|crash|stage|type|frame|message
-    if len(parts) < 6 or top_tvm_frame(output) != parts[4]:
-        return False
+def _same_error(output: str, raised: str, finding: Finding) -> bool:
+    """Does a script's output show the error a poor diagnostic's signature keys on: where
+    in TVM it fails and its normalised message (oracles/disruptive.py violation_signature)?"""
     said = raised_text(output, raised)
-    return said is not None and parts[5].strip() in (normalize_message(text).strip() for text in said)
+    return said is not None and fails_alike(finding, output, said)
 
 
 def raised_text(output: str, raised: str) -> tuple[str, str] | None:

@@ -56,8 +56,12 @@ def default_domain(dtype: str) -> tuple[float, float]:
 
 def slot_domain(spec, slot: int, env: dict, dtype: str) -> tuple[float, float]:
     """Where to draw a new leaf feeding input `slot`: its declared domain within the default."""
+    return within_default(declared_domain(spec, slot, env, dtype), dtype)
+
+
+def within_default(declared: tuple[float, float] | None, dtype: str) -> tuple[float, float]:
+    """A declared domain (None: any value) narrowed to the dtype's default range."""
     lo, hi = default_domain(dtype)
-    declared = declared_domain(spec, slot, env, dtype)
     if declared is None:
         return lo, hi
     if declared[0] > hi or declared[1] < lo:   # a domain away from the default range (a spec's [100, 200])

@@ -67,6 +67,18 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
   ``dtype``, as constraints and ``accepts`` are: the entry applies where it holds) and
   ``dialects`` (default: every dialect). An excluded dtype is never drawn for the op; a node
   matching a ``when`` is turned down as a failed constraint is (core/generate.py).
+- ``tvm_bugs``: the dtypes left out of ``dtypes`` because TVM has a bug on a *valid*
+  program at them (type inference accepts the dtype, the build or the result is wrong),
+  each entry with those ``dtypes``, the ``error`` TVM gives, a ``note`` naming the source or
+  report, and optional ``dialects``. Strict mode never generates them (they are not in
+  ``dtypes``); disruptive mode never draws them as an unsupported dtype, since the program
+  is valid and its failure strict mode's known bug. A dtype left out of ``dtypes`` and of
+  every ``tvm_bugs`` entry is one the op does not accept: disruptive mode may draw it.
+- ``limitations``: behaviour of TVM on an invalid program that a source or report
+  documents, each entry naming the violation ``kind`` it documents (core/violations.py
+  KINDS), optional ``dtypes`` and ``dialects`` it is limited to, and its ``note``: a
+  disruptive finding of that kind (on those dtypes) is triaged as a documented limitation;
+  any other note on the op documents nothing about it.
 
 Expressions are compiled once here by ``expr.compile_expr``; nothing is ever ``eval``-ed.
 """
@@ -96,11 +108,13 @@ DEFAULT_SPEC_DIR = SPEC_DIR  # the top-level opspecs/ (hirfuzz.data)
 
 _OP_KEYS = {"name", "input_search", "relax", "inputs", "dtypes", "attrs", "solve", "constraints", "output",
             "reference", "tolerance", "amplification", "overflow", "exact", "continuous", "may_trap", "call",
-            "note", "dialects", "traits", "targets"}
+            "note", "dialects", "traits", "targets", "tvm_bugs", "limitations"}
 TRAITS = ("elementwise", "commutative", "associative")
 _DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note", "accepts", "optional_args"}
 DIALECTS = tuple(dialect_names())  # the dialects hirfuzz knows (dialects/__init__.py)
 _EXCLUSION_KEYS = {"dtypes", "when", "dialects", "error", "note"}
+_TVM_BUG_KEYS = {"dtypes", "dialects", "error", "note"}
+_LIMITATION_KEYS = {"kind", "dtypes", "dialects", "note"}
 _INPUT_KEYS = {"name", "rank", "dtype", "shape", "domain", "variadic"}
 _OUTPUT_KEYS = {"shape", "shapes", "dtype"}
 _TOLERANCE_KEYS = set(ALL_DTYPES)
@@ -168,6 +182,27 @@ class TargetExclusion:
         return f"{op}[{dtype}]" + (f" when {self.when.text}" if self.when is not None else "")
 
 
+@dataclass(frozen=True)
+class TvmBugDtypes:
+    """Dtypes the op accepts that TVM gets wrong on valid programs (an entry of ``tvm_bugs:``)."""
+    dtypes: tuple[str, ...]
+    error: str                                # what TVM does at them
+    note: str                                 # the TVM source or report
+    dialects: tuple[str, ...] | None = None   # None: every dialect
+
+
+@dataclass(frozen=True)
+class Limitation:
+    """TVM's documented behaviour on one kind of violation (an entry of ``limitations:``)."""
+    kind: str                                 # a violation kind (core/violations.py KINDS)
+    note: str                                 # the source or report documenting it
+    dtypes: tuple[str, ...] | None = None     # None: whatever the dtype
+    dialects: tuple[str, ...] | None = None   # None: every dialect
+
+    def documents(self, kind: str, dtype: str) -> bool:
+        return kind == self.kind and (self.dtypes is None or dtype in self.dtypes)
+
+
 @dataclass
 class SolveSpec:
     vars: dict[str, tuple[int, int]]
@@ -220,6 +255,19 @@ class OpSpec:
     optional_args: int = 0                # Spelling.optional_args
     input_search: InputSearch | None = None  # how a wanted result interval reaches the inputs
     target_exclusions: tuple[TargetExclusion, ...] = ()  # every dialect's; see exclusions()
+    tvm_bugs: tuple[TvmBugDtypes, ...] = ()               # every dialect's; see bug_dtypes()
+    limitations: tuple[Limitation, ...] = ()              # every dialect's; see limitation()
+
+    def bug_dtypes(self) -> tuple[str, ...]:
+        """The dtypes left out of `dtypes` for a TVM bug on valid programs, in the dialect
+        resolved for: valid inputs, never an unsupported-dtype violation."""
+        return tuple(dt for bug in self.tvm_bugs if bug.dialects is None or self.dialect in bug.dialects
+                     for dt in bug.dtypes)
+
+    def limitation(self, kind: str, dtype: str) -> Limitation | None:
+        """The entry of `limitations` documenting TVM's behaviour on this violation, if any."""
+        return next((x for x in self.limitations if (x.dialects is None or self.dialect in x.dialects)
+                     and x.documents(kind, dtype)), None)
 
     def exclusions(self, kinds) -> list[TargetExclusion]:
         """The exclusions of these target kinds that apply to the dialect resolved for."""
@@ -471,6 +519,8 @@ def _read_op(path: str, entry: Any, namespaces) -> OpSpec:
         input_search=_read_input_search(r, entry["input_search"], inputs, attrs) if "input_search" in entry else None,
         target_exclusions=_read_targets(r, entry.get("targets"), set(names) | set(attrs)
                                         | set(solve.vars if solve else ()) | {"dtype"}),
+        tvm_bugs=_read_tvm_bugs(r, entry.get("tvm_bugs"), tuple(dtypes), spellings),
+        limitations=_read_limitations(r, entry.get("limitations")),
     )
     return op.for_dialect("relax") if "relax" in spellings else op
 
@@ -511,6 +561,70 @@ def _read_exclusion(r: _Reader, fld: str, kind: str, entry: Any, known_names: se
                               f"attributes or 'dtype'")
     return TargetExclusion(kind, entry["error"], entry["note"], tuple(dtypes) if dtypes else None, when,
                            tuple(dialects) if dialects else None)
+
+
+def _entry_list(r: _Reader, fld: str, raw: Any, what: str) -> list:
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not raw or not all(isinstance(e, dict) for e in raw):
+        r.fail(fld, f"expected a non-empty list of mappings, each {what}")
+    return raw
+
+
+def _dtype_list(r: _Reader, fld: str, dtypes: Any) -> tuple[str, ...]:
+    if not isinstance(dtypes, list) or not dtypes or any(dt not in ALL_DTYPES for dt in dtypes):
+        r.fail(fld, f"expected a non-empty list of dtypes from {', '.join(ALL_DTYPES)}, got {dtypes!r}")
+    return tuple(dtypes)
+
+
+def _dialect_list(r: _Reader, fld: str, dialects: Any) -> tuple[str, ...] | None:
+    if dialects is None:
+        return None
+    if not isinstance(dialects, list) or not dialects or any(d not in DIALECTS for d in dialects):
+        r.fail(fld, f"expected a non-empty list of dialects from {', '.join(DIALECTS)}, got {dialects!r}")
+    return tuple(dialects)
+
+
+def _required_text(r: _Reader, fld: str, entry: dict, key: str) -> str:
+    if not isinstance(entry.get(key), str) or not entry[key].strip():
+        r.fail(f"{fld}.{key}", "is required: a non-empty string")
+    return entry[key]
+
+
+def _read_tvm_bugs(r: _Reader, raw: Any, dtypes: tuple[str, ...],
+                   spellings: dict[str, Spelling]) -> tuple[TvmBugDtypes, ...]:
+    out = []
+    for i, entry in enumerate(_entry_list(r, "tvm_bugs", raw, "with 'dtypes', 'error', 'note' "
+                                                             "and optional 'dialects'")):
+        fld = f"tvm_bugs[{i}]"
+        r.unknown_keys(fld, entry, _TVM_BUG_KEYS)
+        bug = TvmBugDtypes(_dtype_list(r, f"{fld}.dtypes", entry.get("dtypes")),
+                           _required_text(r, fld, entry, "error"), _required_text(r, fld, entry, "note"),
+                           _dialect_list(r, f"{fld}.dialects", entry.get("dialects")))
+        for dialect in bug.dialects or tuple(spellings):
+            if dialect not in spellings:
+                r.fail(f"{fld}.dialects", f"names {dialect}, which has no block under 'dialects'")
+            generated = set(bug.dtypes) & set(spellings[dialect].dtypes or dtypes)
+            if generated:
+                r.fail(f"{fld}.dtypes", f"{sorted(generated)} are generated for {dialect} (its dtypes): a dtype "
+                                        "left out for a TVM bug cannot be generated too")
+        out.append(bug)
+    return tuple(out)
+
+
+def _read_limitations(r: _Reader, raw: Any) -> tuple[Limitation, ...]:
+    from .violations import KINDS  # violations reads specs: imported when a spec is read, not before
+    out = []
+    for i, entry in enumerate(_entry_list(r, "limitations", raw, "with 'kind', 'note' and optional "
+                                                                   "'dtypes', 'dialects'")):
+        fld = f"limitations[{i}]"
+        r.unknown_keys(fld, entry, _LIMITATION_KEYS)
+        if entry.get("kind") not in KINDS:
+            r.fail(f"{fld}.kind", f"expected a violation kind from {', '.join(KINDS)}, got {entry.get('kind')!r}")
+        out.append(Limitation(entry["kind"], _required_text(r, fld, entry, "note"),
+                              _dtype_list(r, f"{fld}.dtypes", entry["dtypes"]) if "dtypes" in entry else None,
+                              _dialect_list(r, f"{fld}.dialects", entry.get("dialects"))))
+    return tuple(out)
 
 
 def _read_input_search(r: _Reader, raw: Any, inputs: list[InputSpec], attrs: dict) -> InputSearch:

@@ -68,7 +68,7 @@ class Violation:
 
 def applicable_kinds(spec) -> list[str]:
     kinds = ["match-cast-lie", "arity"]
-    if set(ALL_DTYPES) - set(spec.dtypes):
+    if unsupported_dtypes(spec):
         kinds.append("dtype-unsupported")
     if sum(i.dtype is None for i in spec.inputs) >= 2 and len(spec.dtypes) >= 2:
         kinds.append("dtype-mismatch")
@@ -82,6 +82,13 @@ def applicable_kinds(spec) -> list[str]:
     if _draws_int_attrs(spec):
         kinds.append("attr-out-of-range")
     return sorted(kinds)
+
+
+def unsupported_dtypes(spec) -> list[str]:
+    """The dtypes the op does not accept: neither generated nor left out for a TVM bug on
+    valid programs (the spec's `tvm_bugs`, strict mode's known bugs, not violations)."""
+    valid = set(spec.dtypes) | set(spec.bug_dtypes())
+    return [d for d in ALL_DTYPES if d not in valid]
 
 
 _INT_ATTRS: dict[str, bool] = {}
@@ -135,7 +142,7 @@ class ViolationBuilder:
         if kind == "dtype-unsupported":
             dtype = spec.dtypes[int(rng.integers(len(spec.dtypes)))]
             ins = self.b.propose(spec, dtype)
-            bad = [d for d in ALL_DTYPES if d not in spec.dtypes]
+            bad = unsupported_dtypes(spec)
             new = bad[int(rng.integers(len(bad)))]
             inputs = self._materialise(ins)
             for slot, ispec in enumerate(spec.inputs):
@@ -386,9 +393,10 @@ def classify(answer, violation: dict) -> tuple[str, str]:
     if answer["status"] == "ok":
         stage = "run" if answer.get("outputs") else "build"
         if violation.get("kind") == "dtype-unsupported":
-            # a spec's dtypes are those hirfuzz generates (some left out for a TVM bug or a
-            # reference it lacks), not a contract TVM documents: TVM running the op on
-            # another dtype is counted, never filed as a silent acceptance
+            # a spec's dtypes are those hirfuzz generates and those left out for a TVM bug
+            # (`tvm_bugs`, never drawn here), not a contract TVM documents (one may be left
+            # out for a reference hirfuzz lacks): TVM running the op on another dtype is
+            # counted, never filed as a silent acceptance
             return "accepted-unlisted-dtype", stage
         return "silent-acceptance", stage
     stage, exc = answer["stage"], answer["exc_type"]
@@ -399,22 +407,89 @@ def classify(answer, violation: dict) -> tuple[str, str]:
     return "poor-diagnostic", stage
 
 
-def draw_inputs(graph: Graph, violation: dict, specs, rng):
+def draw_inputs(graph: Graph, violation: dict, specs, rng, check: bool = True):
     """Inputs for every variable, and the search's verdict on the valid part (CaseInputs).
 
     The valid part's inputs come from the in-domain search, as a strict case's do: a
     division by zero or an index out of range there would crash the program and be blamed
-    on the violation. Variables only the violating call reads want nothing of the search,
-    so they are drawn from their default domains; the lied one gets its real (different)
-    shape, which no op of the valid part reads.
+    on the violation. Variables only the violating call reads are drawn from the domain its
+    op's spec declares for their slot (indices in range for take, gather and scatter, a
+    divisor away from zero), so that the violation is the one constraint broken; the lied
+    one gets its real (different) shape, which no op of the valid part reads. With `check`,
+    an input of the violating call outside its slot's domain (a result of the valid part)
+    rejects the case: it would break a second constraint (Rejected).
     """
-    from .inputs import choose_inputs, default_domain, draw
+    from .inputs import choose_inputs, default_domain, draw, within, within_default
     chosen = choose_inputs(graph, specs, rng)
+    spec = specs.ops.get(violation.get("op"))
+    call = _call_node(violation, graph) if spec is not None else None
+    env = _call_env(spec, call, graph)
+    read_by_valid_part = {r.node for n in graph.operators for item in n.inputs
+                          for r in (item if isinstance(item, list) else [item])}
+    slots = _slots_of(call) if call is not None else {}
     lie = violation.get("lie")
     values = []
     for n in graph.variables:
-        if lie is not None and lie["var"] == n.id:
-            values.append(draw(rng, TensorType(tuple(lie["actual"]), n.type.dtype), default_domain(n.type.dtype)))
-        else:
+        t = TensorType(tuple(lie["actual"]), n.type.dtype) if lie is not None and lie["var"] == n.id else n.type
+        if n.id in read_by_valid_part:
             values.append(chosen.values[n.id])
+        elif n.id in slots:
+            values.append(draw(rng, t, within_default(_call_domain(spec, slots[n.id], env, t.dtype), t.dtype)))
+        else:
+            values.append(draw(rng, t, default_domain(t.dtype)))
+    if check and call is not None:
+        found = dict(zip((n.id for n in graph.variables), values))
+        for ref, slot in _call_refs(call):
+            value = found[ref.node] if graph.nodes[ref.node].kind == "var" else chosen.facts[ref].value
+            if not within(value, _call_domain(spec, slot, env, value.dtype.name)):
+                raise Rejected(f"input {slot} of the violating {violation['op']} leaves its domain: a second "
+                               "broken constraint")
     return values, chosen
+
+
+def _call_node(violation: dict, graph: Graph) -> Node:
+    """The violating call as a node (not in the graph): its op, dtype, inputs and attributes."""
+    def ref(pair):
+        return Ref(int(pair[0]), int(pair[1]))
+    inputs = [[ref(p) for p in item] if not item or isinstance(item[0], list) else ref(item)
+              for item in violation["inputs"]]
+    return Node(-1, "op", [], op=violation["op"], dtype=violation["dtype"], inputs=inputs,
+                attrs=dict(violation.get("attrs") or {}))
+
+
+def _call_env(spec, call: Node | None, graph: Graph) -> dict | None:
+    if call is None:
+        return None
+    from .reference import op_env
+    return op_env(spec, call, graph)
+
+
+def _call_refs(call: Node):
+    """(reference, input slot) of each tensor the violating call reads."""
+    for slot, item in enumerate(call.inputs):
+        for r in item if isinstance(item, list) else [item]:
+            yield r, slot
+
+
+def _slots_of(call: Node) -> dict[int, int]:
+    """The input slot each variable the violating call reads feeds (its first)."""
+    slots: dict[int, int] = {}
+    for r, slot in _call_refs(call):
+        slots.setdefault(r.node, slot)
+    return slots
+
+
+def _call_domain(spec, slot: int, env: dict | None, dtype: str) -> tuple[float, float] | None:
+    """The domain the op's spec declares for `slot`, under the violating call's inputs and
+    attributes. Where the violation leaves it undefined (an index range along an axis out of
+    range), an integer input gets [0, 0], in range along any non-empty axis."""
+    from .inputs import declared_domain
+    if spec is None or env is None or slot >= len(spec.inputs) or spec.inputs[slot].domain is None:
+        return None
+    try:
+        domain = declared_domain(spec, slot, env, dtype)
+    except (E.ExprError, TypeError, ValueError, IndexError, ZeroDivisionError, KeyError):
+        domain = None
+    if domain is not None and domain[0] <= domain[1]:
+        return domain
+    return (0.0, 0.0) if dtype.startswith(("int", "uint")) else None

@@ -228,6 +228,10 @@ def test_a_disruptive_findings_repro_is_the_violating_call_alone_and_fails_as_th
     assert alone >= 1, forms
     report = (out / "report.md").read_text()
     assert f"Findings whose repro.py is the violating call alone: {alone}; the whole program" in report
+    for f in s["findings"]:  # a silent acceptance's script: no multi-kilobyte literals
+        if f["kind"] == "silent-acceptance":
+            script = (out / f["path"] / "repro.py").read_text()
+            assert max(map(len, script.splitlines())) < 200 and len(script) < 2500, script
 
 
 def test_a_finding_whose_call_alone_does_not_fail_alike_is_unconfirmed_with_the_harness(comparisons_campaign, tmp_path):
@@ -289,18 +293,18 @@ def test_a_poor_diagnostic_script_fails_alike_only_at_the_same_frame_with_the_sa
     from hirfuzz.campaign.verify import check_short_reproducer
     from hirfuzz.core.finding import Finding
     (tmp_path / "repro.py").write_text(SCATTER_ND_ARITY)
-    frame = ("relax/op/tensor/manipulate.cc:tvm::Type tvm::relax::InferTypeScatterND(const tvm::Call&, "
-             "const BlockBuilder&)")
     seen = {}
-    for name, message in (("same", "Check failed: call->args.size() == N (N vs. N) :"),
-                          ("other", "Check failed: (axis >= 0) is false")):
+    for name, where, message in (("same", "relax/op/tensor/manipulate.cc", "Check failed: call->args.size() == N (N vs. N) :"),
+                                 ("other", "relax/op/tensor/manipulate.cc", "Check failed: (axis >= N)"),
+                                 ("elsewhere", "relax/op/tensor/index.cc", "Check failed: call->args.size() == N (N vs. N) :")):
         finding = Finding(kind="poor-diagnostic", oracle="disruptive", stage="lower", message="",
-                          signature=f"poor-diagnostic|crash|lower|InternalError|{frame}|{message}",
-                          extra={"exc_type": "InternalError"})
+                          signature=f"poor-diagnostic|arity|InternalError|{where}|{message}",
+                          extra={"exc_type": "InternalError", "op_names": ["scatter_nd", "scatter_nd", "scatter_nd"]})
         seen[name] = check_short_reproducer(tmp_path / "repro.py", finding, timeout_s=120)
     assert seen["same"].reproduced, seen["same"].output[-2000:]
     assert "Warning: BlockBuilder destroyed" in seen["same"].output  # the log line the check must skip
-    assert not seen["other"].reproduced and "not where or as the fuzzer saw it" in seen["other"].observed
+    for name in ("other", "elsewhere"):
+        assert not seen[name].reproduced and "not where or as the fuzzer saw it" in seen[name].observed
 
 
 PRELU_SLOPE = """import tvm
@@ -322,6 +326,158 @@ def test_a_bare_assertion_in_tvm_fails_alike_as_an_empty_message(tmp_path):
     from hirfuzz.core.finding import Finding
     (tmp_path / "repro.py").write_text(PRELU_SLOPE)
     finding = Finding(kind="poor-diagnostic", oracle="disruptive", stage="build", message="",
-                      signature="poor-diagnostic|crash|build|AssertionError||", extra={"exc_type": "AssertionError"})
+                      signature="poor-diagnostic|shape-incompatible|AssertionError|topi/nn/elemwise.py|",
+                      extra={"exc_type": "AssertionError"})
     outcome = check_short_reproducer(tmp_path / "repro.py", finding, timeout_s=120)
     assert outcome.reproduced and "topi/nn/elemwise.py" in outcome.output, outcome.output[-2000:]
+
+
+def _signature_of(specs, op, shapes, dtype, **extra):
+    from hirfuzz.campaign.oracles.disruptive import violation_signature
+    g, v = single_op(specs, op, shapes, dtype, **extra)
+    (cls, stage), answer = run_case(specs, g, v)
+    return violation_signature(cls, v.to_json(), answer, stage, specs.ops[op].dialect_op)
+
+
+def test_one_missing_check_is_one_signature_whatever_op_and_dtype_meet_it(specs):
+    """LLVM codegen has no bool branch in its arithmetic (CreateAdd, CreateSub, ... and the
+    division visitors check for a float where an int is not found): every arithmetic op on
+    bool fails in target/llvm/codegen_llvm.cc with one check. One finding, not one per op;
+    a different check (right_shift on a float, in TIR's op utilities) stays apart."""
+    bool_ops = {op: _signature_of(specs, op, [(2, 3), (3, 3) if op == "matmul" else (2, 3)], "bool")
+                for op in ("add", "subtract", "matmul", "minimum", "less_equal", "divide", "mod")}
+    assert len(set(bool_ops.values())) == 1, bool_ops
+    signature = bool_ops["add"]
+    assert signature.startswith("poor-diagnostic|dtype-unsupported|InternalError|target/llvm/codegen_llvm.cc|")
+    assert "bool" not in signature and "add" not in signature.split("|", 4)[4]
+    shift = _signature_of(specs, "right_shift", [(2, 3), (2, 3)], "float32")
+    assert shift != signature and "op_utils.h" in shift
+
+
+def test_a_hit_lists_each_op_and_dtype_once_and_says_when_an_op_is_new():
+    from hirfuzz.core.finding import Finding
+    from hirfuzz.core.violation_key import add_violation_hit, violation_hit
+
+    def finding(op, dtype, case):
+        return Finding(kind="poor-diagnostic", oracle="disruptive", stage="build", signature="s", message="",
+                       case=case, extra={"violation": {"kind": "dtype-unsupported", "op": op, "dtype": dtype,
+                                                       "detail": f"{op} on {dtype}"}})
+    first = finding("add", "bool", 1)
+    first.extra["hit_by"] = [violation_hit(first)]
+    assert add_violation_hit(first, finding("subtract", "bool", 2))       # a new op: its script is kept
+    assert not add_violation_hit(first, finding("subtract", "bool", 3))   # listed already
+    assert not add_violation_hit(first, finding("add", "uint8", 4))       # a new dtype of a listed op
+    assert [(h["op"], h["dtype"], h["case"]) for h in first.extra["hit_by"]] == [
+        ("add", "bool", 1), ("subtract", "bool", 2), ("add", "uint8", 4)]
+
+
+@pytest.mark.parametrize("op", ["take", "scatter_elements", "gather_elements", "floor_divide"])
+def test_a_violations_other_inputs_stay_in_their_domain(specs, op):
+    """Exactly one constraint broken: the tensors only the violating call reads are drawn
+    from the domain its spec declares (indices in range, a divisor away from zero), not
+    the dtype's default range, which would break a second constraint."""
+    from hirfuzz.core.inputs import declared_domain, within
+    from hirfuzz.core.reference import op_env
+    from hirfuzz.core.violations import _call_node
+    checked = 0
+    for kind in ("arity", "match-cast-lie", "dtype-mismatch", "shape-incompatible"):
+        if kind not in applicable_kinds(specs.ops[op]):
+            continue
+        for seed in range(6):
+            try:
+                graph, v = violation_for(specs, op, kind, seed=seed)
+            except AssertionError:
+                continue
+            values, _ = draw_inputs(graph, v.to_json(), specs, np.random.default_rng(seed))
+            by_var = dict(zip((n.id for n in graph.variables), values))
+            call = _call_node(v.to_json(), graph)
+            env = op_env(specs.ops[op], call, graph)
+            for slot, ref in enumerate(call.inputs):
+                if specs.ops[op].inputs[slot].domain is None or not isinstance(ref, type(call.inputs[0])):
+                    continue
+                try:
+                    domain = declared_domain(specs.ops[op], slot, env, by_var[ref.node].dtype.name)
+                except (ExprError, IndexError, TypeError, ValueError):
+                    continue  # the violation left it undefined (an index along a broken shape)
+                assert within(by_var[ref.node], domain), (op, kind, seed, slot, domain, by_var[ref.node])
+                checked += 1
+    assert checked >= 6, checked
+
+
+@pytest.mark.parametrize("kind, raised, passes", [
+    ("dtype-mismatch", None, False),                                   # accepted: the bug is there
+    ("dtype-mismatch", "ValueError('outer needs one dtype')", True),   # a diagnostic: fixed
+    ("dtype-mismatch", "TVMError('InternalError: Check failed: x')", False),  # an internal error is no fix
+    ("dtype-mismatch", "IndexError('list index out of range')", False),
+    ("match-cast-lie", "ValueError('shape mismatch')", False),         # not the run-time match_cast check
+    ("match-cast-lie", "ValueError('match_cast error: 3 vs 4')", True),
+])
+def test_a_silent_acceptance_script_passes_only_on_a_diagnostic_of_its_kind(tmp_path, kind, raised, passes):
+    import subprocess
+    from hirfuzz.dialects.reproducer import rejection_check
+
+    class Call:
+        what = f"{kind} on outer (hand-picked)"
+    body = (["class TVMError(Exception):", "    pass"] if raised and raised.startswith("TVMError") else []) + [
+        f"raise {raised}" if raised else "pass"]
+    (tmp_path / "repro.py").write_text("\n".join(rejection_check(body, Call(), kind)) + "\n")
+    proc = subprocess.run([sys.executable, str(tmp_path / "repro.py")], capture_output=True, text=True, timeout=60)
+    assert (proc.returncode == 0) == passes, proc.stderr
+    if not passes and raised is None:
+        assert "AssertionError: TVM accepted" in proc.stderr
+
+
+def test_a_silent_acceptances_inputs_are_small_constants_inside_their_domain():
+    from hirfuzz.dialects.reproducer import CallInput, ViolatingCall, array_code, with_small_inputs
+    indices = np.array([[0, 2, 1, 3]] * 8, dtype="int64")
+    call = ViolatingCall("take", ["{p}0", "{p}1"], {}, 1, None,
+                         [CallInput(0, [64, 64], "float32", np.random.default_rng(0).uniform(-4, 4, (64, 64)).astype("float32")),
+                          CallInput(1, [8, 4], "int64", indices)], "arity on take")
+    small = with_small_inputs(call)
+    codes = [array_code(i.value) for i in small.inputs]
+    assert codes[1] == "np.full([8, 4], 0, dtype='int64')", codes
+    assert codes[0].startswith("np.full([64, 64], -3.9") and len(codes[0]) < 60, codes
+    assert array_code(indices).startswith("np.array([[0, 2, 1, 3]")  # values that differ stay as they are
+
+
+def test_a_second_op_hitting_a_saved_finding_is_listed_with_its_own_script(specs, tmp_path):
+    """One finding per missing check: bool subtract hitting the finding bool add filed is a
+    hit, listed in finding.json's hit_by and the bug report, its short script kept beside
+    the first as also-subtract.py; bool add again is counted, nothing more written."""
+    import threading
+    from types import SimpleNamespace
+    from hirfuzz.campaign.cases import CaseMaker
+    from hirfuzz.campaign.coordinator import Settings
+    from hirfuzz.campaign.findings import FindingTables
+    from hirfuzz.campaign.known import KnownFindings
+    from hirfuzz.campaign.oracles.disruptive import DisruptiveOracle
+    from hirfuzz.campaign.outdir import OutDir
+    from hirfuzz.campaign.report import HIT_BY_HEADING
+    from hirfuzz.dialects import dialect_info
+    info = dialect_info("relax")
+    maker = CaseMaker(Settings(mode="disruptive"), specs, info, None)
+    cases, findings = [], []
+    for index, op in enumerate(("add", "subtract", "add")):
+        graph, v = single_op(specs, op, [(2, 3), (2, 3)], "bool")
+        case = maker.make_case(index, graph, {"violation": v.to_json(), "plan": violation_plan(v, graph, specs)})
+        (_cls, _stage), answer = run_case(specs, graph, v)
+        cases.append(case)
+        findings.append(DisruptiveOracle().judge(specs, case, answer).finding)
+    assert len({f.signature for f in findings}) == 1
+    tables = FindingTables(OutDir(tmp_path), 0, SimpleNamespace(), KnownFindings(frozenset(), {}),
+                           threading.RLock(), lambda line: None)
+    host = SimpleNamespace(info=info, specs=specs, settings=Settings(mode="disruptive"), tvm_version=lambda: "0.27")
+    tables.reductions = SimpleNamespace(pending={}, host_of=lambda finding: host)
+    report = "### add on bool\n\n**Expected:** a diagnostic\n\n**Actual:** InternalError\n\n```python\nx = 1\n\n\ny = 2\n```\n"
+    tables.file_finding("findings", findings[0], {"repro.py": "print()\n", "bug-report.md": report})
+    for case, finding in zip(cases[1:], findings[1:]):
+        tables.record(case, finding, "")
+    folder = tmp_path / findings[0].path
+    saved = json.loads((folder / "finding.json").read_text())
+    assert saved["hits"] == 3
+    assert [(h["op"], h["dtype"]) for h in saved["extra"]["hit_by"]] == [("add", "bool"), ("subtract", "bool")]
+    assert sorted(p.name for p in folder.iterdir()) == ["also-subtract.py", "bug-report.md", "finding.json", "repro.py"]
+    assert "relax.op.subtract(" in (folder / "also-subtract.py").read_text()
+    written = (folder / "bug-report.md").read_text()
+    assert f"{HIT_BY_HEADING} add on bool; subtract on bool (also-subtract.py)." in written
+    assert written.replace(written.split("\n")[4] + "\n\n", "", 1) == report  # the line added, nothing else changed
