@@ -33,7 +33,7 @@ from .outdir import OutputError, append_line, save_folder
 from ..core.passes import describe as describe_passes
 from .report import bug_report
 from .sandbox import Worker, WorkerError
-from ..core.finding import Finding, short_id
+from ..core.finding import Finding, root_key, short_id
 from ..protocol import decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
 from .reduction_host import ReductionHost
@@ -293,6 +293,9 @@ class Reduction:
             self.run_steps(REDUCING, state)
         case = state.case
         _name_passes(finding, case.configs[-1]["passes"])
+        key = self.root_key_of(job, state)
+        if key is not None:
+            finding.extra["root_key"] = key
         with host.lock:
             host.counters.reduce_s += time.monotonic() - t0
         if state.stats:
@@ -315,6 +318,8 @@ class Reduction:
             folder, outcome = self.verify_violation(job, finding, files, self.scripts.violation_scripts(case, finding))
         elif folder == "findings" and self.s.verify:
             folder, outcome = self.verify(job, finding, files)
+        if folder == "findings" and (finding.confirmed or not self.s.verify) and host.join_root(finding, job.signature, files):
+            return
         if folder == "findings" and finding.confirmed and (host.releases() or host.baseline()):
             self.date(job, finding, files)
         if folder == "findings" and finding.confirmed and host.counterpart is not None:
@@ -323,6 +328,18 @@ class Reduction:
                                             describe_config(case.configs[-1]), host.info, case.graph,
                                             (case.lowering or {}).get("plan"))
         host.file_finding(folder, finding, files)
+
+    def root_key_of(self, job: Job, state: Finishing) -> str | None:
+        """Where TVM fails in the finished case (core.finding.root_key), the key a finding
+        joins another with one root cause by; None where it cannot be said: a wrong result
+        whose reduced program did not run once more alike (what differs first then belongs
+        to the program as generated), a worker's death, a disruptive finding."""
+        if job.folder != "findings" or state.case.disruption is not None:
+            return None
+        signature = state.finding.signature
+        if state.finding.kind == "wrong-result":
+            signature = state.reduced_signature
+        return root_key(signature, _PREFIXES) if signature else None
 
     def merged_into_known(self, job: Job, passes: list) -> bool:
         """Isolating a finding may change what it is keyed on: a pass-order wrong result is
