@@ -338,7 +338,9 @@ class Reduction:
             return None
         signature = state.finding.signature
         if state.finding.kind == "wrong-result":
-            signature = state.reduced_signature
+            # the reduced program's own run; a program the reduction could not shrink is its own reduced one
+            reduced = "reduce_graph" in state.stats and "kept_unreduced" not in state.finding.extra.get("reduction", {})
+            signature = state.reduced_signature or (signature if reduced else None)
         return root_key(signature, _PREFIXES) if signature else None
 
     def merged_into_known(self, job: Job, passes: list) -> bool:

@@ -302,8 +302,10 @@ def _subject(finding: dict) -> str:
     extra = finding.get("extra", {})
     names = extra.get("pass_names") or []
     # a pass TVM runs inside the blamed one that fails alike alone is the one at fault
-    if extra.get("innermost_pass") and (extra.get("blamed_pass") or finding["stage"] == "passes"):
-        return extra["innermost_pass"]
+    # (named with the pass of the sequence, which a user can run: "RemoveUnusedOutputsInner" is not one)
+    outer = extra.get("blamed_pass") or (names[-1] if finding["stage"] == "passes" and names else "")
+    if extra.get("innermost_pass") and outer:
+        return f"{extra['innermost_pass']} (in {outer})"
     if extra.get("blamed_pass"):
         return extra["blamed_pass"]
     if finding["stage"] == "passes" and names:
