@@ -92,18 +92,14 @@ def ill_formed_key(message: str) -> str:
     """What a well-formedness check complains of, with the program's own names left out, so
     that variants of one ill-formed output (another variable, another function) are one key;
     the operators it names stay."""
-    return _program_names_out(normalize_message(message))
+    line = normalize_message(message)
+    line = _QUOTED.sub('"?"', line)
+    return _NAMED_VAR.sub(r"\1 ?", line)
 
 
 def ill_formed_signature(blamed_pass: str, message: str) -> str:
     """A pass's ill-formed output is keyed on that pass and what the check says is wrong."""
     return "|".join(["ill-formed", blamed_pass, ill_formed_key(message)])
-
-
-def _program_names_out(line: str) -> str:
-    """A normalised message with the program's own names (quoted, or a named variable or
-    function) left out: what one failure says in any program."""
-    return _NAMED_VAR.sub(r"\1 ?", _QUOTED.sub('"?"', line))
 
 
 ROOT = "root"  # what a root key starts with: never a signature's start
@@ -113,21 +109,20 @@ def root_key(signature: str, oracle_prefixes: set[str]) -> str | None:
     """Where TVM fails, whichever program, oracle or configuration showed it: the key that
     makes findings with one root cause one finding (findings.FindingTables.join_root).
 
-    A crash is keyed on its exception, deepest TVM frame and message with the program's
-    names left out (its stage too where no TVM frame says where), not on the oracle or
-    configuration it was seen under; an ill-formed module on the (innermost) pass that
-    made it and the complaint. A wrong result's signature is keyed on where the reduced
-    program shows it (call with the reduced program's signature). A worker's death names
-    no place in TVM, nor does any other signature: None, and the finding keeps its own."""
+    A crash is keyed on its exception, deepest TVM frame and normalised message (its stage
+    too where no TVM frame says where), not on the oracle or configuration it was seen
+    under (what a message quotes stays: "'GlobalVar' object has no attribute 'name'" is
+    not another attribute's error); an ill-formed module on the (innermost) pass that made
+    it and the complaint, the program's names left out already (ill_formed_key). A wrong
+    result's signature is keyed on where the reduced program shows it (call with the
+    reduced program's signature). A worker's death names no place in TVM, nor does any
+    other signature: None, and the finding keeps its own."""
     head, _, rest = signature.partition("|")
     if f"{head}|" in oracle_prefixes:
         signature = rest
     kind, _, rest = signature.partition("|")
-    if kind == "wrong-result":
+    if kind in ("wrong-result", "ill-formed"):
         return f"{ROOT}|{signature}"
-    if kind == "ill-formed":
-        blamed, _, complaint = rest.partition("|")
-        return f"{ROOT}|ill-formed|{blamed}|{_program_names_out(complaint)}"
     if kind != "crash":
         return None
     parts = rest.split("|", 3)  # stage, exception, frame, message (which may hold a "|")
@@ -135,7 +130,7 @@ def root_key(signature: str, oracle_prefixes: set[str]) -> str | None:
         return None
     stage, exc_type, frame, message = parts
     where = frame or f"stage:{stage}"
-    return f"{ROOT}|crash|{exc_type}|{where}|{_program_names_out(message)}"
+    return f"{ROOT}|crash|{exc_type}|{where}|{message}"
 
 
 def death_signature(reason: str, sig: str | None) -> str:

@@ -96,3 +96,9 @@ def test_a_finding_without_a_root_key_or_the_first_with_its_own_is_filed_as_any(
     other = crash(crash_signature("build", "InternalError", "Check failed: (a == b) is false", TRACE), case=1)
     assert not tables.join_root(other, other.signature, {})
     assert not tables.aliases
+
+
+def test_what_a_crash_message_quotes_tells_crashes_apart():
+    def attribute_error(attribute: str) -> str:
+        return crash_signature("passes", "AttributeError", f"'GlobalVar' object has no attribute '{attribute}'", "")
+    assert root_key(attribute_error("name"), _PREFIXES) != root_key(attribute_error("struct_info"), _PREFIXES)
