@@ -179,11 +179,20 @@ class FindingTables:
         (finding.extra["root_key"]), if any: that one keeps its folder and number, both
         signatures this one had become its aliases (later hits go there, after a resume
         too), its hits grow by this one's, and this one's files are kept in its folder
-        under merged/. Returns whether it joined one; where not, the finding is the first
-        with its root key, filed as any."""
+        under merged/. A root key an earlier campaign's finding had (--known) is counted
+        as that known finding's. Returns whether it joined one; where not, the finding is
+        the first with its root key, filed as any."""
         key = finding.extra.get("root_key")
         with self.lock:
             earlier = self.findings.get(self.roots.get(key, ""))
+            if key is not None and earlier is None and self.known.hit(key, finding.hits):
+                # an earlier campaign's root cause (--known): counted, later hits of it too
+                for signature in {first_seen, finding.signature}:
+                    self.aliases[signature] = key
+                self.out.save_aliases(self.aliases)
+                self.say(f"the {finding.kind} of case {finding.case} has the root cause of a known finding "
+                         "(--known): counted, not filed")
+                return True
             if key is None or earlier is None or earlier.signature == finding.signature:
                 return False
             for signature in {first_seen, finding.signature}:

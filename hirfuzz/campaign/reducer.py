@@ -318,7 +318,9 @@ class Reduction:
             folder, outcome = self.verify_violation(job, finding, files, self.scripts.violation_scripts(case, finding))
         elif folder == "findings" and self.s.verify:
             folder, outcome = self.verify(job, finding, files)
-        if folder == "findings" and (finding.confirmed or not self.s.verify) and host.join_root(finding, job.signature, files):
+        # a finding whose reproducer stands, with the root cause of one filed before, joins it
+        joins = folder == "findings" and (finding.confirmed or not self.s.verify)
+        if joins and host.join_root(finding, job.signature, files):
             return
         if folder == "findings" and finding.confirmed and (host.releases() or host.baseline()):
             self.date(job, finding, files)

@@ -348,7 +348,8 @@ def _values(finding: dict, graph, plan: dict | None, dialect: str, situation_: S
     result = _RESULT.search(finding["message"])
     if result and graph is not None and graph.operators and result.group(1) not in {n.op for n in graph.operators}:
         result = None  # a result site of the program as generated: the reduced one has no such operator
-    values = {"pass": _subject(finding), "ops": _ops(graph, finding["message"]), "features": _join(plan_features(plan, dialect)),
+    values = {"pass": _subject(finding), "ops": _ops(graph, finding["message"]),
+              "features": _join(plan_features(plan, dialect)),
               "op": violation.get("op") or (result.group(1) if result else ""),
               "dtype": result.group(2) if result else violation.get("dtype", ""),
               "error": _error_phrase(finding), "stage": _stage_phrase(finding, situation_),

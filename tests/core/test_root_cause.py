@@ -102,3 +102,17 @@ def test_what_a_crash_message_quotes_tells_crashes_apart():
     def attribute_error(attribute: str) -> str:
         return crash_signature("passes", "AttributeError", f"'GlobalVar' object has no attribute '{attribute}'", "")
     assert root_key(attribute_error("name"), _PREFIXES) != root_key(attribute_error("struct_info"), _PREFIXES)
+
+
+def test_a_root_cause_an_earlier_campaign_filed_is_known_and_counted_not_filed(tmp_path):
+    specs = load_specs()
+    earlier = Campaign(Settings(out=str(tmp_path / "earlier"), iterations=0), specs, progress=False)
+    filed = crash(crash_signature("build", "InternalError", MESSAGE, TRACE), case=0)
+    earlier.tables.file_finding("findings", filed, {"repro.py": ""})
+    later = Campaign(Settings(out=str(tmp_path / "later"), iterations=0, known=str(tmp_path / "earlier")), specs,
+                     progress=False)
+    again = crash("pass-order|" + crash_signature("build", "InternalError", MESSAGE, TRACE), case=3, hits=2)
+    assert later.tables.join_root(again, again.signature, {"repro.py": ""})
+    assert not later.tables.findings and later.tables.known.hits == {filed.extra["root_key"]: 2}
+    later.tables.record(later.maker.make_case(0), crash(again.signature, case=4), "log")
+    assert later.tables.known.hits == {filed.extra["root_key"]: 3} and not later.tables.reductions.pending

@@ -10,20 +10,15 @@ import tvm
 from tvm import relax
 from tvm.script import ir as I, relax as R
 
-from conftest import SPECS, run_hirfuzz
+from conftest import run_hirfuzz
 from hirfuzz.dialects.base import IllFormedAfterPass, failure_key, innermost_failing
 from hirfuzz.dialects.relax.passes import apply_passes
 from hirfuzz.protocol import make_config
+from test_findings import WRONG_EXP, plant
 
 # exp's reference is off by 0.5 (a planted spec mistake: TVM's exp is then "wrong");
 # negative is right, and a program of negative(exp(x)) differs first at negative
-WRONG_EXP_AND_NEGATIVE = """
-ops:
-  - name: exp
-    inputs: [x]
-    dtypes: [float32]
-    reference: np.exp(x) + 0.5
-    tolerance: transcendental
+WRONG_EXP_AND_NEGATIVE = WRONG_EXP + """
   - name: negative
     traits: [elementwise]
     inputs: [x]
@@ -34,10 +29,7 @@ ops:
 
 @pytest.mark.slow
 def test_two_result_sites_of_one_wrong_operator_are_one_finding_with_an_alias(tmp_path):
-    specs = tmp_path / "specs"
-    specs.mkdir()
-    (specs / "ops.yaml").write_text(WRONG_EXP_AND_NEGATIVE)
-    (specs / "tolerances.yaml").write_text((SPECS / "tolerances.yaml").read_text())
+    specs = plant(tmp_path, WRONG_EXP_AND_NEGATIVE)
     out = tmp_path / "out"
     # seed 1: case 0 differs first at exp, case 1 (negative of exp) at negative
     proc = run_hirfuzz("--specs", specs, "--iterations", 2, "--ops", 2, "--no-pass-fuzz", "--no-features",
