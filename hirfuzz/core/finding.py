@@ -103,6 +103,9 @@ def ill_formed_signature(blamed_pass: str, message: str) -> str:
 
 
 ROOT = "root"  # what a root key starts with: never a signature's start
+# a shape in a normalised message ("Tensor[(N, N, N), floatN]"): one failure at any rank
+_SHAPE = re.compile(r"[(\[](?:N, )*N,?[)\]]")
+ROOT_MESSAGE = 150  # characters of a message a root key keeps
 
 
 def root_key(signature: str, oracle_prefixes: set[str]) -> str | None:
@@ -111,8 +114,8 @@ def root_key(signature: str, oracle_prefixes: set[str]) -> str | None:
 
     A crash is keyed on its exception, deepest TVM frame and normalised message (its stage
     too where no TVM frame says where), not on the oracle or configuration it was seen
-    under (what a message quotes stays: "'GlobalVar' object has no attribute 'name'" is
-    not another attribute's error); an ill-formed module on the (innermost) pass that made
+    under, nor on the rank of a shape it names (what a message quotes stays: "'GlobalVar'
+    object has no attribute 'name'" is not another attribute's error); an ill-formed module on the (innermost) pass that made
     it and the complaint, the program's names left out already (ill_formed_key). A wrong
     result's signature is keyed on where the reduced program shows it (call with the
     reduced program's signature). A worker's death names no place in TVM, nor does any
@@ -130,7 +133,8 @@ def root_key(signature: str, oracle_prefixes: set[str]) -> str | None:
         return None
     stage, exc_type, frame, message = parts
     where = frame or f"stage:{stage}"
-    return f"{ROOT}|crash|{exc_type}|{where}|{message}"
+    # cut shorter than normalize_message cuts: a longer shape moved its cut further in
+    return f"{ROOT}|crash|{exc_type}|{where}|{_SHAPE.sub('(shape)', message)[:ROOT_MESSAGE]}"
 
 
 def death_signature(reason: str, sig: str | None) -> str:

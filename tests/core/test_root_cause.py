@@ -116,3 +116,13 @@ def test_a_root_cause_an_earlier_campaign_filed_is_known_and_counted_not_filed(t
     assert not later.tables.findings and later.tables.known.hits == {filed.extra["root_key"]: 2}
     later.tables.record(later.maker.make_case(0), crash(again.signature, case=4), "log")
     assert later.tables.known.hits == {filed.extra["root_key"]: 3} and not later.tables.reductions.pending
+
+
+def test_one_type_mismatch_at_two_ranks_has_one_root_key():
+    def mismatch(shape: str) -> str:
+        return "pass-order|" + crash_signature(
+            "passes", "DiagnosticError", f"The Relay type checker is unable to show the following types match. "
+            f"In particular `Tensor[{shape}, float32]` does not match `Tensor[{shape}, float16]` | "
+            "The Relay type checker is unable to show the following types match. " * 3, "")
+    assert root_key(mismatch("(3, 3, 4, 6)"), _PREFIXES) == root_key(mismatch("(5, 6)"), _PREFIXES)
+    assert "Tensor[(shape), floatN]" in root_key(mismatch("(5, 6)"), _PREFIXES)
