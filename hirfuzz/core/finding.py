@@ -115,9 +115,9 @@ def root_key(signature: str, oracle_prefixes: set[str]) -> str | None:
     A crash is keyed on its exception, deepest TVM frame and normalised message (its stage
     too where no TVM frame says where), not on the oracle or configuration it was seen
     under, nor on the rank of a shape it names (what a message quotes stays: "'GlobalVar'
-    object has no attribute 'name'" is not another attribute's error); an ill-formed module on the (innermost) pass that made
-    it and the complaint, the program's names left out already (ill_formed_key). A wrong
-    result's signature is keyed on where the reduced program shows it (call with the
+    object has no attribute 'name'" is not another attribute's error); an ill-formed
+    module on the (innermost) pass that made it and the complaint, the program's names
+    left out already (ill_formed_key). A wrong result's signature is keyed on where the reduced program shows it (call with the
     reduced program's signature). A worker's death names no place in TVM, nor does any
     other signature: None, and the finding keeps its own."""
     head, _, rest = signature.partition("|")
