@@ -301,11 +301,11 @@ def _subject(finding: dict) -> str:
     minimal sequence after which the program breaks."""
     extra = finding.get("extra", {})
     names = extra.get("pass_names") or []
-    # a pass TVM runs inside the blamed one that fails alike alone is the one at fault
-    # (named with the pass of the sequence, which a user can run: "RemoveUnusedOutputsInner" is not one)
-    outer = extra.get("blamed_pass") or (names[-1] if finding["stage"] == "passes" and names else "")
-    if extra.get("innermost_pass") and outer:
-        return f"{extra['innermost_pass']} (in {outer})"
+    # a pass TVM runs inside the blamed one that fails alike alone is the one at fault (the
+    # message and the reproducer name the pass of the sequence: a title has no room for both
+    # and TVM's error, "MutateOpsForTraining (in DecomposeOpsForTraining) crashes" says no more)
+    if extra.get("innermost_pass") and (extra.get("blamed_pass") or finding["stage"] == "passes"):
+        return extra["innermost_pass"]
     if extra.get("blamed_pass"):
         return extra["blamed_pass"]
     if finding["stage"] == "passes" and names:
