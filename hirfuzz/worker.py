@@ -271,7 +271,7 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
     """Passes, build (or a reused build: `BuildCache`), load and run under one configuration.
     "timings" keeps its meaning ("build": passes, build and load; "run"); "stages" has
     each on its own."""
-    from .dialects.base import ILL_FORMED_STAGE, ExecutorCannotTake, IllFormedAfterPass
+    from .dialects.base import ILL_FORMED_STAGE, INNER_PASSES, ExecutorCannotTake, IllFormedAfterPass
     from .protocol import encode_array, error_reply
     timings, stages, extra = {}, {}, {}
     stage = "passes"
@@ -304,10 +304,12 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
     except IllFormedAfterPass as exc:
         # the well-formedness check's own complaint, and the pass it blames (judge._crash)
         reply = error_reply(ILL_FORMED_STAGE, exc.cause, dialect.take_diagnostics())
-        reply.update(blamed_pass=exc.pass_name, timings=timings, stages=stages)
+        reply.update(blamed_pass=exc.pass_name, inner_passes=exc.inner_passes, timings=timings, stages=stages)
         return reply
     except Exception as exc:
         reply = error_reply(stage, exc, dialect.take_diagnostics())
+        if getattr(exc, INNER_PASSES, None):  # a pass that raised, and the passes within it that raise alike
+            reply["inner_passes"] = getattr(exc, INNER_PASSES)
         reply["timings"] = timings
         reply["stages"] = stages
         reply.update(extra)

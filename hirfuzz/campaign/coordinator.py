@@ -115,6 +115,7 @@ class Campaign:
             classify=self.judging.classify, tvm_version=lambda: self.pool.tvm_version,
             installation=lambda: self.pool.installation, say=self.screen.say,
             rename_finding=self.tables.rename_finding, file_finding=self.tables.file_finding,
+            join_root=self.tables.join_root,
             record=self.tables.file_found, releases=lambda: self.releases,
             baseline=lambda: self.baseline, counterpart=self._counterpart_for(self.s.dialect))
 

@@ -43,12 +43,16 @@ class FindingTables:
                           "spec-disagreements": self.disagreements}
         self.aliases: dict[str, str] = {}  # pass-order signatures -> their minimal sequence's
         self.also_scripts: dict[str, dict[str, str]] = {}  # a pending finding's also-<op>.py files
+        self.roots: dict[str, str] = {}  # root key (core.finding.root_key) -> the finding filed under it first
 
     def load(self, resumed: bool):
         """The findings an earlier run of the campaign saved, and its aliases."""
         for folder, table in {**self.by_folder, "hirfuzz-bugs": self.own_bugs}.items():
             for d in self.out.saved_findings(folder):
                 table[d["signature"]] = Finding(**d)
+        for finding in self.findings.values():
+            self.roots.setdefault(finding.extra.get("root_key"), finding.signature)
+        self.roots.pop(None, None)
         if resumed:
             self.aliases = self.out.saved_aliases()
 
@@ -129,7 +133,7 @@ class FindingTables:
     def record(self, case: "Case", finding: Finding, log: str):
         """A finding of the oracles: a hit of one already known, or a new one to finish."""
         with self.lock:
-            finding.signature = self.aliases.get(finding.signature, finding.signature)
+            finding.signature = self.keyed_on(finding.signature)
             for table in (self.findings, self.unconfirmed):
                 known = table.get(finding.signature)
                 if known is not None:
@@ -191,6 +195,42 @@ class FindingTables:
             self.say(f"the {finding.kind} of case {finding.case} is a known finding (--known): counted, not filed")
             return True
 
+    def join_root(self, finding: Finding, first_seen: str, files: dict) -> bool:
+        """File a confirmed finding as a hit of the one first filed with its root key
+        (finding.extra["root_key"]), if any: that one keeps its folder and number, both
+        signatures this one had become its aliases (later hits go there, after a resume
+        too), its hits grow by this one's, and this one's files are kept in its folder
+        under merged/. A root key an earlier campaign's finding had (--known) is counted
+        as that known finding's. Returns whether it joined one; where not, the finding is
+        the first with its root key, filed as any."""
+        key = finding.extra.get("root_key")
+        with self.lock:
+            earlier = self.findings.get(self.roots.get(key, ""))
+            if key is not None and earlier is None and self.known.hit(key, finding.hits):
+                # an earlier campaign's root cause (--known): counted, later hits of it too
+                for signature in {first_seen, finding.signature}:
+                    self.aliases[signature] = key
+                self.out.save_aliases(self.aliases)
+                self.say(f"the {finding.kind} of case {finding.case} has the root cause of a known finding "
+                         "(--known): counted, not filed")
+                return True
+            if key is None or earlier is None or earlier.signature == finding.signature:
+                return False
+            for signature in {first_seen, finding.signature}:
+                self.aliases[signature] = earlier.signature
+            self.out.save_aliases(self.aliases)
+            name = f"{finding.kind}-{short_id(finding.signature)}"
+            files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
+            save_folder(self.out / earlier.path / "merged", name, files)
+            earlier.hits += finding.hits
+            earlier.extra.setdefault("merged", []).append(
+                {"signature": finding.signature, "case": finding.case, "hits": finding.hits,
+                 "path": f"{earlier.path}/merged/{name}"})
+            self.rewrite_finding_json(earlier)
+            self.say(f"the {finding.kind} of case {finding.case} has the root cause of {earlier.path} "
+                     f"(where TVM fails: {key[:120]}): counted there, its files in merged/{name}")
+            return True
+
     def file_finding(self, folder: str, finding: Finding, files: dict):
         """A finished finding: saved in `folder` under the next number, listed, said."""
         with self.lock:
@@ -203,6 +243,8 @@ class FindingTables:
             files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
             save_folder(self.out / folder, name, files)
             table[finding.signature] = finding
+            if folder == "findings" and finding.extra.get("root_key"):
+                self.roots.setdefault(finding.extra["root_key"], finding.signature)
             if folder == "unconfirmed":
                 self.counters.unconfirmed += 1
             why = f"\n    {finding.extra['unconfirmed_reason']}" if folder == "unconfirmed" else ""

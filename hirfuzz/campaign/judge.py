@@ -109,18 +109,25 @@ class Judge:
         if stage == ILL_FORMED_STAGE:
             # the first pass whose output is ill-formed is the bug, not what later trips over
             # it: keyed on that pass and what the check says, not on where the module broke
-            blamed = reply["blamed_pass"]
+            # (a pass TVM runs inside the one in the sequence, where one fails alike: the
+            # innermost, so that a pass run inside several is one finding, not one per wrapper)
+            blamed, inner = reply["blamed_pass"], reply.get("inner_passes") or []
+            innermost = inner[-1] if inner else blamed
+            within = f" (inside {blamed})" if inner else ""
             finding = Finding(kind="crash", oracle=oracle.value, stage=stage,
-                              signature=self._prefix(oracle) + ill_formed_signature(blamed, reply["message"]),
-                              message=f"{blamed} left an ill-formed module: {said[:300]}{self._under(config, oracle)}",
+                              signature=self._prefix(oracle) + ill_formed_signature(innermost, reply["message"]),
+                              message=f"{innermost}{within} left an ill-formed module: {said[:300]}"
+                                      f"{self._under(config, oracle)}",
                               detail=reply["traceback"], case=case.index,
-                              extra={"exc_type": exc_type, "config": config, "blamed_pass": blamed})
+                              extra={"exc_type": exc_type, "config": config, "blamed_pass": blamed,
+                                     **_inner_passes(inner)})
             return Outcome(Status.ERROR, stage, finding, reply["traceback"])
         finding = Finding(kind="crash", oracle=oracle.value, stage=stage,
                           signature=self._prefix(oracle) + crash_signature(stage, exc_type, reply["message"],
                                                                            reply["traceback"]),
                           message=f"{said[:320]}{self._under(config, oracle)}", detail=reply["traceback"],
-                          case=case.index, extra={"exc_type": exc_type, "config": config})
+                          case=case.index, extra={"exc_type": exc_type, "config": config,
+                                                  **_inner_passes(reply.get("inner_passes"))})
         return Outcome(Status.ERROR, stage, finding, reply["traceback"])
 
     def _wrong_result(self, case: Case, mismatches: list, config: dict, oracle: Oracle) -> Finding:
@@ -133,3 +140,9 @@ class Judge:
     def _under(self, config: dict, oracle: Oracle) -> str:
         """" under <configuration>" in the message of a finding not on the first IR's baseline."""
         return ORACLES[oracle].under(config, self.label())
+
+
+def _inner_passes(inner: list[str] | None) -> dict:
+    """A finding's extra for the passes within the failing one that fail alike
+    (dialects.base.innermost_failing): the innermost is the one to blame (titles)."""
+    return {"inner_passes": inner, "innermost_pass": inner[-1]} if inner else {}

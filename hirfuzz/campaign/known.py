@@ -42,11 +42,13 @@ def _campaign_signatures(folder: Path, shown: str) -> frozenset[str]:
         root = folder / name
         for finding in sorted(root.glob("*/finding.json")) if root.is_dir() else []:
             if not finding.parent.name.startswith("."):  # a folder still being written
-                signatures.add(_signature_of(finding))
+                signatures.update(_signature_of(finding))
     return frozenset(signatures)
 
 
-def _signature_of(finding: Path) -> str:
+def _signature_of(finding: Path) -> set[str]:
+    """A saved finding's signature, and its root key where it has one (a later finding with
+    that root cause is known: findings.FindingTables.join_root)."""
     try:
         data = json.loads(finding.read_text())
     except (OSError, ValueError) as exc:
@@ -54,7 +56,8 @@ def _signature_of(finding: Path) -> str:
     signature = data.get("signature") if isinstance(data, dict) else None
     if not isinstance(signature, str) or not signature:
         raise HirfuzzError(f"--known: {finding} names no signature")
-    return signature
+    root = (data.get("extra") or {}).get("root_key")
+    return {signature, root} if isinstance(root, str) and root else {signature}
 
 
 class KnownFindings:

@@ -34,7 +34,7 @@ from ..core.passes import describe as describe_passes
 from .report import bug_report
 from .sandbox import Worker, WorkerError
 from .target_independence import judge_target
-from ..core.finding import Finding, short_id
+from ..core.finding import Finding, root_key, short_id
 from ..protocol import decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
 from .reduction_host import ReductionHost
@@ -294,6 +294,9 @@ class Reduction:
             self.run_steps(REDUCING, state)
         case = state.case
         _name_passes(finding, case.configs[-1]["passes"])
+        key = self.root_key_of(job, state)
+        if key is not None:
+            finding.extra["root_key"] = key
         with host.lock:
             host.counters.reduce_s += time.monotonic() - t0
         if state.stats:
@@ -315,6 +318,10 @@ class Reduction:
             folder, outcome = self.verify_violation(job, finding, files, self.scripts.violation_scripts(case, finding))
         elif folder == "findings" and self.s.verify:
             folder, outcome = self.verify(job, finding, files)
+        # a finding whose reproducer stands, with the root cause of one filed before, joins it
+        joins = folder == "findings" and (finding.confirmed or not self.s.verify)
+        if joins and host.join_root(finding, job.signature, files):
+            return
         if folder == "findings" and finding.confirmed:
             self.judge_target(job, finding, case)
         if folder == "findings" and finding.confirmed and (host.releases() or host.baseline()):
@@ -325,6 +332,20 @@ class Reduction:
                                             describe_config(case.configs[-1]), host.info, case.graph,
                                             (case.lowering or {}).get("plan"))
         host.file_finding(folder, finding, files)
+
+    def root_key_of(self, job: Job, state: Finishing) -> str | None:
+        """Where TVM fails in the finished case (core.finding.root_key), the key a finding
+        joins another with one root cause by; None where it cannot be said: a wrong result
+        whose reduced program did not run once more alike (what differs first then belongs
+        to the program as generated), a worker's death, a disruptive finding."""
+        if job.folder != "findings" or state.case.disruption is not None:
+            return None
+        signature = state.finding.signature
+        if state.finding.kind == "wrong-result":
+            # the reduced program's own run; a program the reduction could not shrink is its own reduced one
+            reduced = "reduce_graph" in state.stats and "kept_unreduced" not in state.finding.extra.get("reduction", {})
+            signature = state.reduced_signature or (signature if reduced else None)
+        return root_key(signature, _PREFIXES) if signature else None
 
     def merged_into_known(self, job: Job, passes: list) -> bool:
         """Isolating a finding may change what it is keyed on: a pass-order wrong result is

@@ -37,6 +37,9 @@ class ReductionHost:
     # (call with the lock held)
     rename_finding: Callable[[Finding, str], bool]
     file_finding: Callable[[str, Finding, dict], None]  # save a finished one to a folder, and list it
+    # a confirmed finding with the root key of one filed before joins it (findings.FindingTables.join_root):
+    # (finding, its signature as first seen, its files) -> whether it did
+    join_root: Callable[[Finding, str, dict], bool]
     # a failure met while finishing another finding, filed as the campaign files any: a hit
     # of a known finding, or a new one to finish (Campaign.file_found)
     record: Callable[["Case", Finding, str], None]

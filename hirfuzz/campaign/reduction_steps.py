@@ -70,6 +70,7 @@ class Finishing:
     case: "Case"                   # as far as the steps got: each step's result is the next one's case
     start: "Case | None" = None    # the case the running list of steps started from
     whole: bool = False            # no configuration alone killed the worker: the case keeps all of them
+    reduced_signature: str | None = None  # the signature the reduced program's own run had (Confirm)
     stats: dict[str, StepStats] = field(default_factory=dict)  # the steps that ran, in order
 
 
@@ -252,6 +253,7 @@ class Confirm(Step):
         found = reduction.finding_of(reduced)
         if reduction.failed_alike(found, finding.signature):
             finding.message, finding.detail = found.message, found.detail
+            state.reduced_signature = found.signature
             return reduced
         said = f"failed otherwise: {found.message[:200]}" if found is not None else "did not fail"
         finding.extra.setdefault("reduction", {})["kept_unreduced"] = (

@@ -21,7 +21,7 @@ from importlib import resources
 import yaml
 
 from ..dialects import dialect_infos
-from ..core.targets import target_label
+from ..core.targets import target_kind, target_label
 from ..protocol import describe_config
 from .oracles import definition
 
@@ -257,12 +257,19 @@ def message_error(finding: dict) -> str:
     return message
 
 
-def _ops(graph) -> str:
-    """The reduced program's operators: "min (float32)" for one, "sum, add and tanh" for more."""
+def _named_in(name: str, error: str) -> bool:
+    """Does TVM's error name the operator (a fused kernel's "fused_trilu_add" names trilu)?"""
+    return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", error) is not None
+
+
+def _ops(graph, error: str = "") -> str:
+    """The reduced program's operators: "min (float32)" for one, "sum, add and tanh" for
+    more, those TVM's `error` names first (the program's others may only feed them)."""
     if graph is None or not graph.operators:
         return ""
     nodes = graph.operators
     names = list(dict.fromkeys(n.op for n in nodes))
+    names.sort(key=lambda name: not _named_in(name, error))
     if len(names) == 1 and len({n.dtype for n in nodes}) == 1:
         return f"{names[0]} ({nodes[0].dtype})"
     shown = names[:3] if len(names) <= 3 else names[:2] + [f"{len(names) - 2} more"]
@@ -294,6 +301,11 @@ def _subject(finding: dict) -> str:
     minimal sequence after which the program breaks."""
     extra = finding.get("extra", {})
     names = extra.get("pass_names") or []
+    # a pass TVM runs inside the blamed one that fails alike alone is the one at fault (the
+    # message and the reproducer name the pass of the sequence: a title has no room for both
+    # and TVM's error, "MutateOpsForTraining (in DecomposeOpsForTraining) crashes" says no more)
+    if extra.get("innermost_pass") and (extra.get("blamed_pass") or finding["stage"] == "passes"):
+        return extra["innermost_pass"]
     if extra.get("blamed_pass"):
         return extra["blamed_pass"]
     if finding["stage"] == "passes" and names:
@@ -321,7 +333,12 @@ def _stage_phrase(finding: dict, situation_: Situation) -> str:
     stages = phrases()["stages"]
     said = stages.get(finding["stage"], stages["default"])
     which = "after_pass" if situation_ is Situation.BREAKS_AFTER_PASSES else "valid"
-    return said[which].format(stage=finding["stage"], signal=finding.get("extra", {}).get("signal") or "a signal")
+    phrase = said[which].format(stage=finding["stage"], signal=finding.get("extra", {}).get("signal") or "a signal")
+    # where it matters: a failure on a target other than the CPU may be that target's
+    config = finding.get("extra", {}).get("config")
+    if config and finding["stage"] in ("build", "run") and target_kind(config["target"]) != "llvm":
+        phrase += f" on {target_label(config['target'])}"
+    return phrase
 
 
 def _values(finding: dict, graph, plan: dict | None, dialect: str, situation_: Situation) -> dict:
@@ -329,7 +346,10 @@ def _values(finding: dict, graph, plan: dict | None, dialect: str, situation_: S
     extra = finding.get("extra", {})
     violation = extra.get("violation") or {}
     result = _RESULT.search(finding["message"])
-    values = {"pass": _subject(finding), "ops": _ops(graph), "features": _join(plan_features(plan, dialect)),
+    if result and graph is not None and graph.operators and result.group(1) not in {n.op for n in graph.operators}:
+        result = None  # a result site of the program as generated: the reduced one has no such operator
+    values = {"pass": _subject(finding), "ops": _ops(graph, finding["message"]),
+              "features": _join(plan_features(plan, dialect)),
               "op": violation.get("op") or (result.group(1) if result else ""),
               "dtype": result.group(2) if result else violation.get("dtype", ""),
               "error": _error_phrase(finding), "stage": _stage_phrase(finding, situation_),

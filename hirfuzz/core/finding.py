@@ -102,6 +102,41 @@ def ill_formed_signature(blamed_pass: str, message: str) -> str:
     return "|".join(["ill-formed", blamed_pass, ill_formed_key(message)])
 
 
+ROOT = "root"  # what a root key starts with: never a signature's start
+# a shape in a normalised message ("Tensor[(N, N, N), floatN]"): one failure at any rank
+_SHAPE = re.compile(r"[(\[](?:N, )*N,?[)\]]")
+ROOT_MESSAGE = 150  # characters of a message a root key keeps
+
+
+def root_key(signature: str, oracle_prefixes: set[str]) -> str | None:
+    """Where TVM fails, whichever program, oracle or configuration showed it: the key that
+    makes findings with one root cause one finding (findings.FindingTables.join_root).
+
+    A crash is keyed on its exception, deepest TVM frame and normalised message (its stage
+    too where no TVM frame says where), not on the oracle or configuration it was seen
+    under, nor on the rank of a shape it names (what a message quotes stays: "'GlobalVar'
+    object has no attribute 'name'" is not another attribute's error); an ill-formed
+    module on the (innermost) pass that made it and the complaint, the program's names
+    left out already (ill_formed_key). A wrong result's signature is keyed on where the reduced program shows it (call with the
+    reduced program's signature). A worker's death names no place in TVM, nor does any
+    other signature: None, and the finding keeps its own."""
+    head, _, rest = signature.partition("|")
+    if f"{head}|" in oracle_prefixes:
+        signature = rest
+    kind, _, rest = signature.partition("|")
+    if kind in ("wrong-result", "ill-formed"):
+        return f"{ROOT}|{signature}"
+    if kind != "crash":
+        return None
+    parts = rest.split("|", 3)  # stage, exception, frame, message (which may hold a "|")
+    if len(parts) < 4 or parts[0] == "worker":
+        return None
+    stage, exc_type, frame, message = parts
+    where = frame or f"stage:{stage}"
+    # cut shorter than normalize_message cuts: a longer shape moved its cut further in
+    return f"{ROOT}|crash|{exc_type}|{where}|{_SHAPE.sub('(shape)', message)[:ROOT_MESSAGE]}"
+
+
 def death_signature(reason: str, sig: str | None) -> str:
     return f"{'hang' if reason == 'timeout' else 'crash'}|worker|{sig or reason}"
 

@@ -137,10 +137,63 @@ class IllFormedAfterPass(Exception):
     ILL_FORMED_STAGE), not a later pass or the build that trips over what it left. `cause`
     is the well-formedness check's own error; a pass that raises is no such case."""
 
-    def __init__(self, pass_name: str, cause: BaseException):
+    def __init__(self, pass_name: str, cause: BaseException, inner_passes: list[str] | None = None):
         super().__init__(f"{pass_name} left an ill-formed module: {cause}")
         self.pass_name = pass_name
         self.cause = cause
+        self.inner_passes = inner_passes or []  # innermost_failing: the pass within it to blame, last
+
+
+# the attribute of an exception a pass raised that names the passes within it that raise alike
+INNER_PASSES = "hirfuzz_inner_passes"
+
+
+def failure_key(exc: BaseException, ill_formed: bool) -> str:
+    """What one failure of a pass is known by, whichever pass shows it: the well-formedness
+    check's complaint, or the exception raised and its normalised message."""
+    from ..core.finding import ill_formed_key, normalize_message
+    if ill_formed:
+        return f"ill-formed|{ill_formed_key(str(exc))}"
+    return f"raised|{type(exc).__name__}|{normalize_message(str(exc))}"
+
+
+def _failure_of(pass_, mod, run, check) -> tuple[str | None, object]:
+    """The failure key of running `pass_` on `mod` (None where it runs to a well-formed
+    module), and the module it returned."""
+    try:
+        out = run(mod, pass_)
+    except Exception as exc:  # noqa: BLE001 - what the pass raised is what is compared
+        return failure_key(exc, ill_formed=False), None
+    try:
+        check(out)
+    except Exception as exc:  # noqa: BLE001 - the check's complaint is what is compared
+        return failure_key(exc, ill_formed=True), out
+    return None, out
+
+
+def innermost_failing(pass_, mod, key: str, run, check) -> list[str]:
+    """The passes within a pass that fails (key `key`: failure_key) on `mod` that fail alike
+    when tried alone, outermost first: blame goes to the last. TVM runs passes inside
+    others (Relax 0.27: ConvertToDataflow, RemoveUnusedOutputs and ExpandTupleArguments end
+    with CanonicalizeBindings, FuseTIR starts with ExpandTupleArguments; such a wrapper is
+    a Sequential, whose `passes` are its constituents). Each constituent runs, in order, on
+    what the ones before it returned (`run(mod, pass)`; `check(mod)` raises where a module
+    is ill-formed); the first that fails alike is descended into, one that fails otherwise
+    ends the search. [] where none does, or the pass runs no others."""
+    path: list[str] = []
+    while True:
+        current = mod
+        for sub in list(getattr(pass_, "passes", None) or []):
+            found, after = _failure_of(sub, current, run, check)
+            if found == key:
+                path.append(sub.info.name)
+                pass_, mod = sub, current
+                break
+            if found is not None:
+                return path
+            current = after
+        else:
+            return path
 
 
 # --- which exception names are one failure --------------------------------------------------

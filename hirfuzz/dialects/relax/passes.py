@@ -10,7 +10,7 @@ import tvm
 from tvm import relax
 
 from ...core.passes import user_factory
-from ..base import IllFormedAfterPass
+from ..base import INNER_PASSES, IllFormedAfterPass, failure_key, innermost_failing
 
 
 def instantiate_pass(step: dict):
@@ -31,9 +31,29 @@ def apply_passes(mod, config: dict):
     passes = [instantiate_pass(step) for step in config["passes"]]
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
         for step, pass_ in zip(config["passes"], passes):
-            mod = tvm.transform.Sequential([pass_])(mod)
+            before = mod
+            try:
+                mod = _run(before, pass_)
+            except Exception as exc:  # the pass raised: the pass within it that raises alike, for titles
+                setattr(exc, INNER_PASSES, _innermost(pass_, before, failure_key(exc, ill_formed=False)))
+                raise
             try:
                 relax.analysis.well_formed(mod)
             except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding
-                raise IllFormedAfterPass(step["name"], exc) from exc
+                inner = _innermost(pass_, before, failure_key(exc, ill_formed=True))
+                raise IllFormedAfterPass(step["name"], exc, inner) from exc
     return mod
+
+
+def _run(mod, pass_):
+    """One pass, as a one-pass Sequential (skipped above the context's opt level)."""
+    return tvm.transform.Sequential([pass_])(mod)
+
+
+def _innermost(pass_, mod, key: str) -> list[str]:
+    """The passes within `pass_` that fail alike on `mod` (dialects.base.innermost_failing);
+    [] where trying them fails in itself."""
+    try:
+        return innermost_failing(pass_, mod, key, _run, relax.analysis.well_formed)
+    except Exception:  # noqa: BLE001 - the search is a refinement; the failure stands without it
+        return []
