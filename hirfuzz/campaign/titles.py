@@ -334,9 +334,12 @@ def _stage_phrase(finding: dict, situation_: Situation) -> str:
     said = stages.get(finding["stage"], stages["default"])
     which = "after_pass" if situation_ is Situation.BREAKS_AFTER_PASSES else "valid"
     phrase = said[which].format(stage=finding["stage"], signal=finding.get("extra", {}).get("signal") or "a signal")
-    # where it matters: a failure on a target other than the CPU may be that target's
-    config = finding.get("extra", {}).get("config")
-    if config and finding["stage"] in ("build", "run") and target_kind(config["target"]) != "llvm":
+    # where it matters: a failure on a target other than the CPU may be that target's (not
+    # one that fails alike on llvm: campaign.target_independence)
+    extra = finding.get("extra", {})
+    config = extra.get("config")
+    if (config and finding["stage"] in ("build", "run") and target_kind(config["target"]) != "llvm"
+            and not extra.get("target_independent")):
         phrase += f" on {target_label(config['target'])}"
     return phrase
 

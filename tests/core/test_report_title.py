@@ -219,3 +219,13 @@ def test_every_situation_has_its_own_words(finding, expected_situation, said):
 def test_the_tests_meet_every_situation():
     met = {situation(row["finding"]) for row in TABLE} | {s for _, s, _ in SITUATIONS}
     assert met == set(Situation), set(Situation) - met
+
+
+def test_a_build_failure_names_its_gpu_unless_it_fails_alike_on_llvm():
+    cuda = {"kind": "cuda", "arch": "sm_90"}
+    finding = {"kind": "crash", "oracle": "target", "stage": "build",
+               "message": "ValueError: Expect value to be constant int",
+               "extra": {"exc_type": "ValueError", "config": {**CONFIG, "target": cuda}}}
+    assert "fails to build on cuda (sm_90)" in title(finding, _graph_of("abs", "float32"), dialect_info("relax"))
+    finding["extra"]["target_independent"] = True  # campaign.target_independence: llvm fails alike
+    assert "cuda" not in title(finding, _graph_of("abs", "float32"), dialect_info("relax"))
