@@ -40,6 +40,8 @@ class FindingTables:
         self.by_folder = {"findings": self.findings, "unconfirmed": self.unconfirmed,
                           "spec-disagreements": self.disagreements}
         self.aliases: dict[str, str] = {}  # pass-order signatures -> their minimal sequence's
+        # called with each confirmed finding filed in findings/ and its case.json (text)
+        self.confirmed: Callable[[Finding, str], None] = lambda finding, case_json: None
 
     def load(self, resumed: bool):
         """The findings an earlier run of the campaign saved, and its aliases."""
@@ -181,6 +183,8 @@ class FindingTables:
             table[finding.signature] = finding
             if folder == "unconfirmed":
                 self.counters.unconfirmed += 1
+            if folder == "findings" and finding.confirmed:
+                self.confirmed(finding, files["case.json"])
             why = f"\n    {finding.extra['unconfirmed_reason']}" if folder == "unconfirmed" else ""
             self.say(f"{LABELS[folder]} {name}: {finding.message[:200]}{why}\n    -> {self.out / finding.path}/repro.py")
 
