@@ -11,8 +11,11 @@ cannot build). An unconfirmed finding names none, nor does one that needs severa
 Cases are made ahead and findings are confirmed by reduction threads, so when an avoidance
 takes effect depends on timing. The `AvoidanceSchedule` therefore records it: the case
 index from which each construct is avoided, taken by the coordinator when it generates a
-case (never by a thread). Given the schedule, a seed's cases are fixed, whatever the number
-of workers; the checkpoint saves it, so a resumed campaign goes on from the same one.
+case (never by a thread). The cases before the first avoidance are the seed's alone; given
+the schedule, so is every later one, whatever the number of workers (which only changes
+when findings are confirmed, so the schedule). The checkpoint saves it, so a resumed
+campaign goes on with it; a finding confirmed after the last checkpoint takes effect from
+the first case the resumed run generates.
 
 `--known` campaign folders' confirmed findings are avoided from the first case generated;
 a text file of signatures names no program, so no construct. `--no-avoid-found` turns
@@ -141,6 +144,3 @@ class AvoidanceSchedule:
     def restore(self, saved: list[dict]):
         """The schedule a checkpoint saved (dropped where avoidance is off now)."""
         self.avoidances = [Avoidance.from_json(a) for a in saved] if self.enabled else []
-
-    def scheduled(self, construct: Construct) -> bool:
-        return any(a.construct == construct for a in self.avoidances)
