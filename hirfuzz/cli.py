@@ -120,7 +120,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--known", metavar="FILE",
                    help="findings to count but not file again: a text file of signatures (one a line, # "
                         "comments) or an earlier campaign's --out folder; summary.json counts their hits "
-                        "(known_hits), so a nightly campaign reports only what is new")
+                        "(known_hits), so a nightly campaign reports only what is new; a folder's confirmed "
+                        "findings of one operator at one dtype are also avoided from the first case (see "
+                        "--no-avoid-found)")
+    p.add_argument("--no-avoid-found", action="store_true",
+                   help="keep generating the op-dtypes confirmed findings fail on alone (by default generation "
+                        "avoids each from the case after its finding is confirmed, so one bug does not stop "
+                        "every later case that draws it; summary.json's avoided_constructs)")
     p.add_argument("--baseline", metavar="PYTHON|ENV",
                    help="the TVM your build started from (an interpreter or a managed environment): each "
                         "confirmed finding's repro.py also runs there, and those that pass there are new in "
@@ -231,7 +237,7 @@ def run(argv=None) -> int:
                         known=str(Path(args.known).absolute()) if args.known else None,
                         versions=args.versions, baseline=args.baseline,
                         ray=args.ray, tvm_managed=tvm_managed, cross_managed=cross_managed,
-                        direct=not args.no_direct)
+                        direct=not args.no_direct, avoid_found=not args.no_avoid_found)
     campaign = Campaign(settings, specs, progress=not args.no_progress)
     data = campaign.run()
     print(format_summary(data, args.out))

@@ -56,7 +56,10 @@ CAMPAIGNS = {
                     pass_seq="FoldConstant,PlantedChangeConstant,CanonicalizeBindings",
                     # its passes are probed, but generation is not steered by the probe: the
                     # fingerprint guards the coordinator, and tests/relax/test_pass_probe.py the steering
-                    direct=False),
+                    direct=False,
+                    # nor by its confirmed one-op add_bool crash (campaign.avoidance), which
+                    # tests/relax/test_avoid_found.py guards: avoided, cases 4-7 would differ
+                    avoid_found=False),
 }
 PLANTED_CRASHES = "3:segfault"  # case 3's worker dies (HIRFUZZ_TEST_CRASH)
 FINDING_TABLES = ("findings", "unconfirmed", "spec_disagreements", "hirfuzz_bugs")

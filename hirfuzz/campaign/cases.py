@@ -25,7 +25,7 @@ import numpy as np
 
 from ..core.calls import call_records
 from ..core.coverage import Coverage
-from ..core.generate import GenStats, Rejected, generate_graph
+from ..core.generate import GenStats, Rejected, drawable, generate_graph
 from ..core.graph import Graph
 from ..core.inputs import choose_inputs
 from ..core.plan import Knobs, LoweringPlan, plan_lowering
@@ -33,6 +33,7 @@ from ..core.targets import load_target_limits, resolve_target, target_kinds
 from ..core.violations import draw_inputs as draw_violation_inputs, generate_violation, violation_plan
 from ..errors import HirfuzzError
 from ..protocol import encode_array, make_config
+from .avoidance import AvoidanceSchedule
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
 
 if TYPE_CHECKING:
@@ -98,6 +99,11 @@ class CaseMaker:
         self.coverage = Coverage()
         self.gen_rng = np.random.default_rng(settings.seed)
         self.gen_stats = GenStats()
+        # the constructs confirmed findings fail on alone, avoided from the case each took
+        # effect at (campaign.avoidance); the checkpoint saves the schedule
+        self.avoidance = AvoidanceSchedule(
+            settings.avoid_found, self.target_kinds,
+            lambda avoid: drawable(specs, settings.only_ops or specs.names(), settings.dtypes, self.target_kinds, avoid))
         # what a pass probe steers generation to (core.probe.Direction), in pinned-pass
         # campaigns; None: every case undirected
         self.direction = None
@@ -112,6 +118,7 @@ class CaseMaker:
         self.coverage = Coverage.from_json(state.get("coverage", {}))
         self.gen_rng.bit_generator.state = state["rng"]
         self.gen_stats = GenStats(**state.get("gen_stats", {}))
+        self.avoidance.restore(state.get("avoidances", []))
 
     def make_case(self, index: int, graph: Graph | None = None, disruption: dict | None = None,
                   configs: list | None = None, lowering: dict | None = None) -> Case:
@@ -124,7 +131,8 @@ class CaseMaker:
             direction = self.case_direction(index)
             graph = generate_graph(self.specs, self.gen_rng, self.s.ops, self.coverage, guided=self.s.guided,
                                    ops=self.s.only_ops, dtypes=self.s.dtypes, stats=self.gen_stats,
-                                   direction=direction, targets=self.target_kinds)
+                                   direction=direction, targets=self.target_kinds,
+                                   avoid=self.avoidance.avoided_at(index))
         gen_ms = (time.perf_counter() - t0) * 1000
         t_inputs = time.perf_counter()
         # inputs have their own stream per case, so the graphs depend on the seed alone

@@ -24,6 +24,7 @@ from ..core.passes import load_catalog
 from ..core.targets import target_kind
 from ..dialects import dialect_info
 from ..errors import HirfuzzError
+from .avoidance import construct_of, saved_constructs
 from .cases import Case, CaseMaker
 from .counterpart import COUNTERPART_OF, CounterpartSide
 from .cross import compare_sides, ir_label, open_cross_side, settle
@@ -84,6 +85,8 @@ class Campaign:
             self.maker.restore(state)
             self.supply.restore(state)
         self.tables.load(self.resumed)
+        self.tables.confirmed = self.avoid_construct_of
+        self.offer_saved_constructs()
         self.reductions = Reductions(self._reduction_host(), self.cross and self._cross_reduction_host())
         self.tables.reductions = self.reductions
         self.reductions.restore(self.tables.signatures() | self.tables.known.signatures, self.tables.keyed_on)
@@ -145,6 +148,28 @@ class Campaign:
         return (ir_label(self.s.dialect, self.pool.tvm_version),
                 ir_label(self.s.cross_dialect, self.pool.installation_of(self.s.cross_dialect).get("tvm")))
 
+    # --- constructs avoided (campaign.avoidance) ------------------------------------------
+
+    def avoid_construct_of(self, finding: Finding, case_json: str):
+        """A confirmed finding just filed: generation avoids the construct it fails on alone,
+        if any (the second IR's findings of a cross-IR campaign name none of this IR's)."""
+        if finding.oracle == Oracle.CROSS_IR:
+            return
+        construct = construct_of(finding.to_json(), json.loads(case_json))
+        if construct is not None:
+            self.maker.avoidance.offer(construct, finding.path)
+
+    def offer_saved_constructs(self):
+        """The constructs of the findings confirmed before this run (a resumed campaign's,
+        where the checkpoint's schedule does not have them yet) and of a --known campaign
+        folder's, avoided from the next case generated."""
+        avoidance = self.maker.avoidance
+        for construct, finding in saved_constructs(self.out.path):
+            avoidance.offer(construct, finding)
+        if self.s.known and Path(self.s.known).is_dir():
+            for construct, finding in saved_constructs(Path(self.s.known)):
+                avoidance.offer(construct, f"--known {self.s.known}/{finding}")
+
     # --- checkpoints ---------------------------------------------------------------------
 
     def save_progress(self):
@@ -164,6 +189,7 @@ class Campaign:
         hits = {finding.signature: finding.hits for finding in self.tables.all_findings()}
         state = {"next_index": self.supply.next_index, "rng": self.maker.gen_rng.bit_generator.state,
                  "counters": counters, "gen_stats": asdict(self.maker.gen_stats), "hits": hits,
+                 "avoidances": self.maker.avoidance.to_json(),
                  "phases": self.phases.figures(),
                  "in_flight": [{"index": c.index, "graph": c.graph.to_json(), "disruption": c.disruption,
                                 "lowering": c.lowering} for c in pending]}

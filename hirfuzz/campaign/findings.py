@@ -44,6 +44,8 @@ class FindingTables:
         self.aliases: dict[str, str] = {}  # pass-order signatures -> their minimal sequence's
         self.also_scripts: dict[str, dict[str, str]] = {}  # a pending finding's also-<op>.py files
         self.roots: dict[str, str] = {}  # root key (core.finding.root_key) -> the finding filed under it first
+        # called with each confirmed finding filed in findings/ and its case.json (text)
+        self.confirmed: Callable[[Finding, str], None] = lambda finding, case_json: None
 
     def load(self, resumed: bool):
         """The findings an earlier run of the campaign saved, and its aliases."""
@@ -247,6 +249,8 @@ class FindingTables:
                 self.roots.setdefault(finding.extra["root_key"], finding.signature)
             if folder == "unconfirmed":
                 self.counters.unconfirmed += 1
+            if folder == "findings" and finding.confirmed:
+                self.confirmed(finding, files["case.json"])
             why = f"\n    {finding.extra['unconfirmed_reason']}" if folder == "unconfirmed" else ""
             self.say(f"{LABELS[folder]} {name}: {finding.message[:200]}{why}\n    -> {self.out / finding.path}/repro.py")
 

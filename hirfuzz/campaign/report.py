@@ -479,6 +479,20 @@ def _targets_section(summary: dict) -> list[str]:
     return lines + [""]
 
 
+def _avoided_section(summary: dict) -> list[str]:
+    """The constructs generation stopped drawing as a confirmed finding fails on them alone."""
+    avoided = summary.get("avoided_constructs") or {}
+    rows = avoided.get("constructs") or []
+    if not rows:
+        return []
+    lines = ["## Constructs avoided", "",
+             "Generation stopped drawing these, each failing alone in a confirmed finding "
+             "(--no-avoid-found keeps them):", ""]
+    lines += [f"- {row['construct']} on {row['target']}: from case {row['from_case']}, {row['draws_avoided']} draws "
+              f"turned down ({row['finding']})" for row in rows]
+    return lines + [""]
+
+
 def _out_of_memory(memory: dict | None) -> str:
     if not memory or not memory.get("cases"):
         return ""
@@ -502,7 +516,7 @@ def campaign_report(out: Path, summary: dict) -> str:
         "",
     ] + _new_in_build_section(out, summary["findings"]) + _regressions_section(out, summary["findings"]) + \
         _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + \
-        _probe_section(summary.get("probe")) + _targets_section(summary) + [
+        _probe_section(summary.get("probe")) + _targets_section(summary) + _avoided_section(summary) + [
         "## Findings",
         "",
     ]

@@ -49,3 +49,4 @@ class Settings:
     tvm_managed: str | None = None         # the managed environment --tvm-python names, made on each Ray node
     cross_managed: str | None = None       # likewise for the second IR
     direct: bool = True                    # steer generation to what the pinned passes' probe found
+    avoid_found: bool = True               # stop generating what a confirmed finding fails on alone (campaign.avoidance)

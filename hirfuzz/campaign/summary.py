@@ -63,6 +63,7 @@ def summary(view: CampaignView) -> dict:
         "reduction_steps": _reduction_steps(view.tables),
         "coverage": view.maker.coverage.counts(),
         "generation": asdict(view.maker.gen_stats),
+        "avoided_constructs": _avoided_constructs(view),
         "findings": tables["findings"],
         "finding_hits": c.findings_hits,
         # hits of findings --known names (counted in finding_hits too): never filed again
@@ -77,6 +78,18 @@ def summary(view: CampaignView) -> dict:
         "hirfuzz_bugs": [finding_row(f) for f in view.tables.own_bugs.values()],
         "probe": _probe_summary(view),
     }
+
+
+def _avoided_constructs(view: CampaignView) -> dict:
+    """What generation stopped drawing as a confirmed finding fails on it alone
+    (campaign.avoidance): the construct, its finding, the case it took effect at and the
+    draws it turned down; `kept`: constructs left in as nothing else could be drawn."""
+    schedule, draws = view.maker.avoidance, view.maker.gen_stats.avoided_found
+    return {"enabled": schedule.enabled,
+            "constructs": [{"construct": a.construct.name, "target": a.construct.target, "finding": a.finding,
+                            "from_case": a.from_case, "draws_avoided": draws.get(a.construct.name, 0)}
+                           for a in schedule.avoidances],
+            "kept": dict(schedule.kept)}
 
 
 def _probe_summary(view: CampaignView) -> dict:

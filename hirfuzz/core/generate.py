@@ -13,6 +13,10 @@ to build (the op spec's `targets:` exclusions): an excluded op-dtype is turned d
 anything is drawn for it, and a node an exclusion's `when` holds for is turned down as a
 failed constraint is; `GenStats.avoided` counts both, per target. For llvm alone (no
 exclusions) nothing is turned down, so its graphs are what they always were.
+
+A campaign also turns down, the same way, the op-dtypes its confirmed findings reduced to
+one operator (`avoid`: campaign.avoidance), so that one bug does not stop every later case
+that draws it; `GenStats.avoided_found` counts those.
 """
 from __future__ import annotations
 
@@ -52,6 +56,16 @@ class Excluded(Rejected):
         self.instance = instance   # TargetExclusion.describe: "mod[float16]", "mean[float64] when ..."
 
 
+FOUND = "found"  # Excluded.target of an AvoidedConstruct: the campaign's findings, not a target
+
+
+class AvoidedConstruct(Excluded):
+    """The insertion is an op-dtype a confirmed finding of the campaign fails on alone."""
+
+    def __init__(self, op: str, dtype: str):
+        super().__init__(FOUND, f"{op}[{dtype}]", "a confirmed finding fails on it alone")
+
+
 DEFAULT_TARGETS = ("llvm",)
 
 
@@ -73,10 +87,11 @@ class Insertion:
 class GraphBuilder:
     """Builds one graph; `values` indexes the tensors available as inputs by dtype."""
 
-    def __init__(self, specs, rng: np.random.Generator, targets=DEFAULT_TARGETS):
+    def __init__(self, specs, rng: np.random.Generator, targets=DEFAULT_TARGETS, avoid: frozenset = frozenset()):
         self.specs = specs
         self.rng = rng
         self.target_kinds = target_kinds(targets)   # no insertion any of them cannot build
+        self.avoid = avoid   # (op, dtype) pairs a confirmed finding fails on alone: none inserted
         self.graph = Graph()
         # pass probing and pass-directed generation (core.probe) pin what the next insertion
         # takes: `form`, the form of its second input (a new leaf), and `anchor`, the tensor
@@ -141,6 +156,8 @@ class GraphBuilder:
         excluded = spec.excluded_dtype(dtype, self.target_kinds)
         if excluded is not None:  # before any draw: nothing of the stream goes on it
             raise Excluded(excluded.target, excluded.describe(spec.name, dtype), excluded.error)
+        if (spec.name, dtype) in self.avoid:
+            raise AvoidedConstruct(spec.name, dtype)
         rng = self.rng
         env: dict = {"__rng__": rng, "dtype": dtype}
         pending: dict[int, TensorType] = {}
@@ -408,8 +425,14 @@ class GenStats:
     # lowering-plan features a campaign's target cannot lower (hirfuzz/targets.yaml), taken
     # out of its cases' plans (campaign.cases), and how many of each
     plan_features_stripped: dict[str, int] = field(default_factory=dict)
+    # the op-dtypes turned down as a confirmed finding of the campaign fails on them alone
+    # (generate_graph's `avoid`), and how often
+    avoided_found: dict[str, int] = field(default_factory=dict)
 
     def count_avoided(self, excluded: Excluded):
+        if isinstance(excluded, AvoidedConstruct):
+            self.avoided_found[excluded.instance] = self.avoided_found.get(excluded.instance, 0) + 1
+            return
         per_target = self.avoided.setdefault(excluded.target, {})
         per_target[excluded.instance] = per_target.get(excluded.instance, 0) + 1
 
@@ -421,16 +444,17 @@ class GenStats:
 def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Coverage,
                    guided: bool = True, ops: list[str] | None = None,
                    dtypes: list[str] | None = None, stats: GenStats | None = None, direction=None,
-                   targets=DEFAULT_TARGETS) -> Graph:
+                   targets=DEFAULT_TARGETS, avoid: frozenset = frozenset()) -> Graph:
     """A valid graph of `n_ops` operators; `coverage` is read and updated in place.
 
     With a `direction` (core.probe.Direction: what a pass probe found), a share of the
     insertions reproduce the probe sites the pass acted on. No insertion is an op instance
-    one of `targets` (kinds or target names) is known not to build."""
+    one of `targets` (kinds or target names) is known not to build, nor an (op, dtype) of
+    `avoid`."""
     names = ops if ops is not None else specs.names()
     stats = stats if stats is not None else GenStats()
-    builder = GraphBuilder(specs, rng, targets)
-    _check_drawable(specs, names, dtypes, builder.target_kinds)
+    builder = GraphBuilder(specs, rng, targets, avoid)
+    _check_drawable(specs, names, dtypes, builder.target_kinds, avoid)
     rejects = witness_rejects = 0
     placed = 0
     while placed < n_ops:
@@ -476,16 +500,20 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
     return builder.graph
 
 
-def _check_drawable(specs, names: list[str], dtypes: list[str] | None, kinds: tuple[str, ...]):
-    """Some op of `names` must have a dtype allowed and buildable on every target, or no
-    graph can ever be drawn."""
-    for name in names:
-        spec = specs.ops[name]
-        if any((dtypes is None or d in dtypes) and spec.excluded_dtype(d, kinds) is None for d in spec.dtypes):
-            return
+def drawable(specs, names: list[str], dtypes: list[str] | None, kinds: tuple[str, ...],
+             avoid: frozenset = frozenset()) -> bool:
+    """Whether some op of `names` has a dtype allowed, buildable on every target and not
+    avoided: without one, no graph can ever be drawn."""
+    return any((dtypes is None or d in dtypes) and (name, d) not in avoid and specs.ops[name].excluded_dtype(d, kinds) is None
+               for name in names for d in specs.ops[name].dtypes)
+
+
+def _check_drawable(specs, names: list[str], dtypes: list[str] | None, kinds: tuple[str, ...], avoid: frozenset):
+    if drawable(specs, names, dtypes, kinds, avoid):
+        return
     raise HirfuzzError(f"no op of {', '.join(names)} can be generated with dtypes {', '.join(dtypes or ['(any)'])} "
                        f"for target {', '.join(kinds)}: every such op-dtype is excluded (the op specs' "
-                       f"`targets:`) or not among the op's dtypes")
+                       f"`targets:`), avoided (a confirmed finding's) or not among the op's dtypes")
 
 
 def _record(graph: Graph, coverage: Coverage):

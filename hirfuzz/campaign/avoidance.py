@@ -1,0 +1,146 @@
+"""No bug masking another: the constructs a campaign's confirmed findings fail on alone,
+which generation stops drawing.
+
+A confirmed finding whose reduced program is one operator at one dtype, failing in its
+configuration's plain build (no pass sequence, lowering plan or mutant left after
+reduction), names a construct: that op-dtype on that target kind. Every later case that
+drew it would stop at the same failure, and whatever else it held would never be compared;
+generation avoids it from then on (core.generate's `avoid`, as it avoids what a target
+cannot build). An unconfirmed finding names none, nor does one that needs several ops.
+
+Cases are made ahead and findings are confirmed by reduction threads, so when an avoidance
+takes effect depends on timing. The `AvoidanceSchedule` therefore records it: the case
+index from which each construct is avoided, taken by the coordinator when it generates a
+case (never by a thread). The cases before the first avoidance are the seed's alone; given
+the schedule, so is every later one, whatever the number of workers (which only changes
+when findings are confirmed, so the schedule). The checkpoint saves it, so a resumed
+campaign goes on with it; a finding confirmed after the last checkpoint takes effect from
+the first case the resumed run generates.
+
+`--known` campaign folders' confirmed findings are avoided from the first case generated;
+a text file of signatures names no program, so no construct. `--no-avoid-found` turns
+avoidance off.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from ..core.targets import target_kind
+from ..errors import HirfuzzError
+
+
+@dataclass(frozen=True)
+class Construct:
+    """An op at a dtype that fails on a target kind whatever else the program holds."""
+    op: str
+    dtype: str
+    target: str   # the kind of the target its finding failed on (core.targets.TARGET_KINDS)
+
+    @property
+    def name(self) -> str:
+        """As generation statistics count it: ``atan2[float16]``."""
+        return f"{self.op}[{self.dtype}]"
+
+
+@dataclass(frozen=True)
+class Avoidance:
+    construct: Construct
+    finding: str     # the finding it comes from: its folder in the campaign, or "--known FOLDER/findings/..."
+    from_case: int   # the first case generated without the construct
+
+    def to_json(self) -> dict:
+        return {"construct": asdict(self.construct), "finding": self.finding, "from_case": self.from_case}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Avoidance":
+        return cls(Construct(**data["construct"]), data["finding"], data["from_case"])
+
+
+def construct_of(finding: dict, case: dict) -> Construct | None:
+    """The construct a finding (its finding.json) names by its reduced case (its case.json),
+    or None: unconfirmed, a disruptive case, several operators, or a failure that needs a
+    pass sequence, a lowering plan or a mutant besides the operator."""
+    if not finding.get("confirmed") or case.get("disruption"):
+        return None
+    ops = [node for node in case["graph"]["nodes"] if node["kind"] == "op"]
+    if len(ops) != 1:
+        return None
+    lowering = case.get("lowering") or {}
+    config = case["configs"][-1]  # the failing one: isolation put it last
+    if config.get("passes") or "plan" in lowering or "mutation" in lowering:
+        return None
+    return Construct(ops[0]["op"], ops[0]["dtype"], target_kind(config["target"]))
+
+
+def saved_constructs(campaign: Path) -> list[tuple[Construct, str]]:
+    """The constructs a campaign folder's confirmed findings name, in folder order, each with
+    its finding's folder (relative to the campaign's)."""
+    constructs = []
+    root = campaign / "findings"
+    for folder in sorted(root.iterdir()) if root.is_dir() else []:
+        if folder.name.startswith(".") or not (folder / "case.json").is_file():
+            continue
+        try:
+            finding = json.loads((folder / "finding.json").read_text())
+            case = json.loads((folder / "case.json").read_text())
+            construct = construct_of(finding, case)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise HirfuzzError(f"{folder}: unreadable or corrupt finding ({exc})") from None
+        if construct is not None:
+            constructs.append((construct, f"findings/{folder.name}"))
+    return constructs
+
+
+class AvoidanceSchedule:
+    """The constructs generation avoids, and from which case on each.
+
+    A confirmed finding's construct is `offer`ed by whichever thread files it; it takes
+    effect at the next case the coordinator generates (`avoided_at`), which records that
+    case's index. A construct is avoided once (its first finding named), only on the
+    targets the campaign builds for, and never where it would leave nothing to draw
+    (`drawable(avoid)` says whether something is left)."""
+
+    def __init__(self, enabled: bool, target_kinds, drawable):
+        self.enabled = enabled
+        self.target_kinds = set(target_kinds)
+        self.drawable = drawable
+        self.avoidances: list[Avoidance] = []
+        # offered, with the finding they come from, not taken up yet: filled by any thread
+        self._offered: list[tuple[Construct, str]] = []
+        self._lock = threading.Lock()
+        # constructs offered that would have left nothing to draw: never avoided
+        self.kept: dict[str, str] = {}
+
+    def offer(self, construct: Construct, finding: str):
+        if not self.enabled or construct.target not in self.target_kinds:
+            return
+        with self._lock:
+            self._offered.append((construct, finding))
+
+    def avoided_at(self, index: int) -> frozenset:
+        """The (op, dtype) pairs case `index` is generated without: those scheduled from it
+        or before, the constructs offered since the last case taking effect from it."""
+        with self._lock:
+            offered, self._offered = self._offered, []
+        for construct, finding in offered:
+            self._schedule(construct, finding, index)
+        return frozenset((a.construct.op, a.construct.dtype) for a in self.avoidances if a.from_case <= index)
+
+    def _schedule(self, construct: Construct, finding: str, index: int):
+        if any(a.construct == construct for a in self.avoidances) or construct.name in self.kept:
+            return
+        avoid = {(a.construct.op, a.construct.dtype) for a in self.avoidances} | {(construct.op, construct.dtype)}
+        if not self.drawable(frozenset(avoid)):
+            self.kept[construct.name] = finding
+            return
+        self.avoidances.append(Avoidance(construct, finding, index))
+
+    def to_json(self) -> list[dict]:
+        return [a.to_json() for a in self.avoidances]
+
+    def restore(self, saved: list[dict]):
+        """The schedule a checkpoint saved (dropped where avoidance is off now)."""
+        self.avoidances = [Avoidance.from_json(a) for a in saved] if self.enabled else []
