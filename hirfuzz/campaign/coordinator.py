@@ -153,7 +153,7 @@ class Campaign:
     def avoid_construct_of(self, finding: Finding, case_json: str):
         """A confirmed finding just filed: generation avoids the construct it fails on alone,
         if any (the second IR's findings of a cross-IR campaign name none of this IR's)."""
-        if finding.oracle == Oracle.CROSS_IR:
+        if finding.oracle == Oracle.CROSS_IR or not case_json:
             return
         construct = construct_of(finding.to_json(), json.loads(case_json))
         if construct is not None:

@@ -250,7 +250,7 @@ class FindingTables:
             if folder == "unconfirmed":
                 self.counters.unconfirmed += 1
             if folder == "findings" and finding.confirmed:
-                self.confirmed(finding, files["case.json"])
+                self.confirmed(finding, files.get("case.json", ""))
             why = f"\n    {finding.extra['unconfirmed_reason']}" if folder == "unconfirmed" else ""
             self.say(f"{LABELS[folder]} {name}: {finding.message[:200]}{why}\n    -> {self.out / finding.path}/repro.py")
 

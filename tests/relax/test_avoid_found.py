@@ -23,6 +23,7 @@ def atan2_float16_specs(folder):
     (folder / "unary.yaml").write_text(yaml.safe_dump({"ops": keep}))
     binary = yaml.safe_load((SPECS / "binary.yaml").read_text())
     atan2 = next(op for op in binary["ops"] if op["name"] == "atan2")
+    atan2 = {key: value for key, value in atan2.items() if key != "tvm_bugs"}  # the bug's entry: float16
     (folder / "binary.yaml").write_text(yaml.safe_dump({"ops": [{**atan2, "dtypes": ["float16", "float32"]}]}))
     return folder
 
