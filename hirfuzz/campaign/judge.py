@@ -69,6 +69,10 @@ class Judge:
             if other["status"] == "skipped":  # the mutator failed (hirfuzz's own bug), or the
                 continue                      # executor cannot take the program by design
             outcome = self._judge_config(case, other, config, oracle_of(config), cramped)
+            if outcome.finding is not None and config.get("module"):
+                # a mutant's: the rewrites named, and every configuration before it (the
+                # original after the same passes among them) passed (oracles/mutation.py)
+                outcome.finding.extra["mutators"] = list(self._mutators.get(case.index, []))
             if outcome.finding is not None:  # the baseline's status counts
                 return Outcome(base.status, base.stage, outcome.finding, outcome.log)
             memory = memory or (outcome if outcome.status is Status.OUT_OF_MEMORY else None)

@@ -74,9 +74,21 @@ def summary(view: CampaignView) -> dict:
         "cross_ir": _cross_summary(view) if s.cross_dialect is not None else None,
         "ir_features": dict(sorted(view.tallies.ir_features.items())),
         "mutators": dict(sorted(view.tallies.mutators_used.items())),
+        "mutator_figures": _mutator_figures(view),
         "hirfuzz_bugs": [finding_row(f) for f in view.tables.own_bugs.values()],
         "probe": _probe_summary(view),
     }
+
+
+def _mutator_figures(view: CampaignView) -> dict:
+    """Per mutator: the mutants it made (applied), those whose plain build built, and the
+    findings (TVM's, confirmed) a mutant through it exposed (oracles/mutation.py)."""
+    t = view.tallies
+    with view.tables.lock:
+        exposed = [name for f in view.tables.by_folder["findings"].values() for name in f.extra.get("mutators", [])]
+    return {name: {"applied": t.mutators_used.get(name, 0), "built": t.mutants_built.get(name, 0),
+                   "findings": exposed.count(name)}
+            for name in sorted(set(t.mutators_used) | set(exposed))}
 
 
 def _probe_summary(view: CampaignView) -> dict:

@@ -94,6 +94,12 @@ class OracleDefinition:
         stream `rng`): none by default."""
         return []
 
+    def derived_configs(self, maker: CaseMaker, configs: list[dict], lowering: dict | None) -> list[dict]:
+        """Configurations it derives from those the oracles drew (`configs`, in order), added
+        after them: none by default (the mutation oracle runs the mutant through the drawn
+        pass sequences)."""
+        return []
+
     def crash_prefix(self) -> str:
         """What starts the signature of a crash under its configuration (its name: apart
         from the baseline's crashes)."""
