@@ -123,6 +123,9 @@ def shape_tokens(mod) -> set[str]:
                             tokens.add(f"edge:{feeder.op.name}>{value.op.name}")
                         elif isinstance(feeder, relax.TupleGetItem):
                             tokens.add(f"edge:tuple-item>{value.op.name}")
+                if vk.startswith("call-") and any(isinstance(getattr(a, "ty", None), relax.TupleType)
+                                                  for a in value.args):
+                    tokens.add(f"{where}/{vk}/tuple-argument")
                 if isinstance(value, relax.If):
                     cond = defs.get(value.cond)
                     tokens.add("if-cond:" + (cond.op.name if isinstance(cond, relax.Call)
