@@ -85,6 +85,9 @@ class OracleDefinition:
     # oracle's: `without_passes`) and minimise them; its wrong results are keyed on the
     # minimal sequence
     narrows_passes: ClassVar[bool] = False
+    # reduction may minimise its configuration's pass sequence, though not drop it (the
+    # mutation oracle's: without passes its configuration is the plain mutant, which passed)
+    minimises_passes: ClassVar[bool] = False
     # its wrong results are not the first IR's baseline against the reference: their
     # titles say where they were seen (titles.Situation.WRONG_RESULT_ELSEWHERE)
     elsewhere: ClassVar[bool] = True

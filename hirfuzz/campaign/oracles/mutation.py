@@ -28,6 +28,7 @@ from .base import ORACLE_FIELD, Component, Oracle, OracleDefinition, mismatch_de
 class MutationOracle(OracleDefinition):
     name = Oracle.MUTATION
     against_baseline = True
+    minimises_passes = True
 
     def derived_configs(self, maker, configs, lowering):
         if not (lowering and lowering.get("mutation")):
