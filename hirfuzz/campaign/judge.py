@@ -104,8 +104,8 @@ class Judge:
         return Outcome(Status.MISMATCH, finding=self._wrong_result(case, mismatches, config, oracle))
 
     @staticmethod
-    def _prefix(oracle: Oracle) -> str:
-        return ORACLES[oracle].crash_prefix()
+    def _prefix(oracle: Oracle, config: dict | None = None) -> str:
+        return ORACLES[oracle].crash_prefix(config)
 
     def _crash(self, case: Case, reply: dict, config: dict, oracle: Oracle) -> Outcome:
         stage, exc_type = reply["stage"], reply["exc_type"]
@@ -115,13 +115,13 @@ class Judge:
             # it: keyed on that pass and what the check says, not on where the module broke
             blamed = reply["blamed_pass"]
             finding = Finding(kind="crash", oracle=oracle.value, stage=stage,
-                              signature=self._prefix(oracle) + ill_formed_signature(blamed, reply["message"]),
+                              signature=self._prefix(oracle, config) + ill_formed_signature(blamed, reply["message"]),
                               message=f"{blamed} left an ill-formed module: {said[:300]}{self._under(config, oracle)}",
                               detail=reply["traceback"], case=case.index,
                               extra={"exc_type": exc_type, "config": config, "blamed_pass": blamed})
             return Outcome(Status.ERROR, stage, finding, reply["traceback"])
         finding = Finding(kind="crash", oracle=oracle.value, stage=stage,
-                          signature=self._prefix(oracle) + crash_signature(stage, exc_type, reply["message"],
+                          signature=self._prefix(oracle, config) + crash_signature(stage, exc_type, reply["message"],
                                                                            reply["traceback"]),
                           message=f"{said[:320]}{self._under(config, oracle)}", detail=reply["traceback"],
                           case=case.index, extra={"exc_type": exc_type, "config": config})

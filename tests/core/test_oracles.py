@@ -90,3 +90,19 @@ def test_a_mutant_wrong_only_after_the_passes_the_original_passed_is_tvm_s(campa
     # the original failing after the same passes is the pass-order oracle's, whatever the mutant does
     original = {**fine, "others": [ok_reply(case, wrong=True), fine, fine, ok_reply(case, wrong=True)]}
     assert campaign.judging.classify(case, original).finding.oracle == "pass-order"
+
+
+def test_a_mutant_s_crash_is_keyed_as_the_same_crash_of_the_configuration_it_mirrors(campaign):
+    """One root cause, one finding: a mutant's crash after the passes is the pass-order
+    oracle's signature, a plain mutant's the baseline's; the finding still names the mutant."""
+    case = campaign.maker.make_case(0)
+    campaign.tallies.mutators_of[case.index] = ["wrap_return"]
+    fine = ok_reply(case)
+    crash = crash_reply("Check failed: planted")
+    original = campaign.judging.classify(case, {**fine, "others": [crash]}).finding
+    after_passes = campaign.judging.classify(case, {**fine, "others": [fine, fine, fine, crash]}).finding
+    assert original.oracle == "pass-order" and after_passes.oracle == "mutation"
+    assert after_passes.signature == original.signature and after_passes.extra["mutators"] == ["wrap_return"]
+    plain = campaign.judging.classify(case, {**fine, "others": [fine, fine, crash]}).finding
+    baseline = campaign.judging.classify(case, {**crash, "others": []}).finding
+    assert plain.oracle == "mutation" and plain.signature == baseline.signature

@@ -103,9 +103,9 @@ class OracleDefinition:
         pass sequences)."""
         return []
 
-    def crash_prefix(self) -> str:
-        """What starts the signature of a crash under its configuration (its name: apart
-        from the baseline's crashes)."""
+    def crash_prefix(self, config: dict | None = None) -> str:
+        """What starts the signature of a crash under its configuration `config` (its name:
+        apart from the baseline's crashes)."""
         return f"{self.name.value}|"
 
     def compared_outputs(self, case: Case, outputs: list[np.ndarray]) -> list[np.ndarray]:

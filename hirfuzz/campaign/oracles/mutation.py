@@ -38,6 +38,17 @@ class MutationOracle(OracleDefinition):
                  if config.get(ORACLE_FIELD) == Oracle.PASS_ORDER.value and config.get("passes")]
         return [plain, *after]
 
+    def crash_prefix(self, config: dict | None = None) -> str:
+        """A mutant's crash is keyed as the same crash of the configuration it mirrors (the
+        pass-order oracle's after passes, the baseline's without): one root cause is one
+        finding, whichever program showed it first (the finding's oracle and `mutators`
+        still say a mutant did)."""
+        if config is None:
+            return super().crash_prefix()
+        mirrored = Oracle.PASS_ORDER if config["passes"] else Oracle.CRASH
+        from . import ORACLES  # the registry imports this module
+        return ORACLES[mirrored].crash_prefix(config)
+
     def compared_outputs(self, case, outputs):
         return outputs[:len(case.expected)]  # expose_output appends results at the end
 
