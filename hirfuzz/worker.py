@@ -130,7 +130,8 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
     if mutation:
         try:
             mutant, applied = dialect.mutate(mod, mutation["seed"], mutation["count"], _traits(request))
-            modules.append(mutant)
+            if applied:  # no mutator applies: no mutant, its configurations skipped (a reduced
+                modules.append(mutant)  # program that fails without one is not a mutant's)
             notes["mutators"] = applied
         except Exception as exc:  # a mutator that fails or breaks the module is hirfuzz's bug
             notes["mutation_error"] = f"{type(exc).__name__}: {str(exc)[:2000]}"

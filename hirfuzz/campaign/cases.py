@@ -191,11 +191,14 @@ class CaseMaker:
         return lowering
 
     def case_configs(self, index: int, lowering: dict | None = None) -> list[dict]:
-        """Baseline first (the VM on the first target), then a pass sequence, then the mutant,
-        then the other executors and targets: the matrix one case goes through, each oracle
-        adding its own (oracles.ORACLES, in order)."""
+        """Baseline first (the VM on the first target), then a pass sequence, then the other
+        executors and targets, then what is derived from those (the mutant, plainly built and
+        after the drawn pass sequence): the matrix one case goes through, each oracle adding
+        its own (oracles.ORACLES, in order)."""
         rng = self.case_rng(index, Stream.CONFIGS)
-        return [config for oracle in ORACLES.values() for config in oracle.case_configs(self, rng, lowering)]
+        configs = [config for oracle in ORACLES.values() for config in oracle.case_configs(self, rng, lowering)]
+        return configs + [config for oracle in ORACLES.values()
+                          for config in oracle.derived_configs(self, configs, lowering)]
 
     def config(self, executor: str, target, oracle: Oracle, **kw) -> dict:
         """A configuration of the campaign's dialect, naming the oracle that judges it."""

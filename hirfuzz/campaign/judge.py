@@ -69,6 +69,10 @@ class Judge:
             if other["status"] == "skipped":  # the mutator failed (hirfuzz's own bug), or the
                 continue                      # executor cannot take the program by design
             outcome = self._judge_config(case, other, config, oracle_of(config), cramped)
+            if outcome.finding is not None and config.get("module"):
+                # a mutant's: the rewrites named, and every configuration before it (the
+                # original after the same passes among them) passed (oracles/mutation.py)
+                outcome.finding.extra["mutators"] = list(self._mutators.get(case.index, []))
             if outcome.finding is not None:  # the baseline's status counts
                 return Outcome(base.status, base.stage, outcome.finding, outcome.log)
             memory = memory or (outcome if outcome.status is Status.OUT_OF_MEMORY else None)
@@ -100,8 +104,8 @@ class Judge:
         return Outcome(Status.MISMATCH, finding=self._wrong_result(case, mismatches, config, oracle))
 
     @staticmethod
-    def _prefix(oracle: Oracle) -> str:
-        return ORACLES[oracle].crash_prefix()
+    def _prefix(oracle: Oracle, config: dict | None = None) -> str:
+        return ORACLES[oracle].crash_prefix(config)
 
     def _crash(self, case: Case, reply: dict, config: dict, oracle: Oracle) -> Outcome:
         stage, exc_type = reply["stage"], reply["exc_type"]
@@ -115,7 +119,7 @@ class Judge:
             innermost = inner[-1] if inner else blamed
             within = f" (inside {blamed})" if inner else ""
             finding = Finding(kind="crash", oracle=oracle.value, stage=stage,
-                              signature=self._prefix(oracle) + ill_formed_signature(innermost, reply["message"]),
+                              signature=self._prefix(oracle, config) + ill_formed_signature(innermost, reply["message"]),
                               message=f"{innermost}{within} left an ill-formed module: {said[:300]}"
                                       f"{self._under(config, oracle)}",
                               detail=reply["traceback"], case=case.index,
@@ -123,7 +127,7 @@ class Judge:
                                      **_inner_passes(inner)})
             return Outcome(Status.ERROR, stage, finding, reply["traceback"])
         finding = Finding(kind="crash", oracle=oracle.value, stage=stage,
-                          signature=self._prefix(oracle) + crash_signature(stage, exc_type, reply["message"],
+                          signature=self._prefix(oracle, config) + crash_signature(stage, exc_type, reply["message"],
                                                                            reply["traceback"]),
                           message=f"{said[:320]}{self._under(config, oracle)}", detail=reply["traceback"],
                           case=case.index, extra={"exc_type": exc_type, "config": config,

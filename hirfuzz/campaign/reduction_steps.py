@@ -123,9 +123,11 @@ class IsolateConfig(Step):
         return _under(reduction, case, dict(config or case.configs[0]), finding)
 
 
-def _failing_passes(state: Finishing) -> bool:
-    """Is the finding a pass sequence's, isolated to a configuration that runs passes?"""
-    return (not state.whole and definition(state.finding.oracle).narrows_passes
+def _failing_passes(state: Finishing, minimising: bool = False) -> bool:
+    """Is the finding a pass sequence's, isolated to a configuration that runs passes?
+    (`minimising`: or one whose oracle lets its sequence be minimised, never dropped.)"""
+    oracle = definition(state.finding.oracle)
+    return (not state.whole and (oracle.narrows_passes or (minimising and oracle.minimises_passes))
             and bool(state.case.configs[-1]["passes"]))
 
 
@@ -153,7 +155,7 @@ class MinimisePasses(Step):
     def applies(self, reduction, state):
         # a wrong result is keyed on its minimal sequence, so it is minimised even with
         # --no-reduce; a crash is keyed on its message, and its sequence is left as found
-        return _failing_passes(state) and (reduction.s.reduce or state.finding.kind == "wrong-result")
+        return _failing_passes(state, minimising=True) and (reduction.s.reduce or state.finding.kind == "wrong-result")
 
     def run(self, reduction, state):
         case, finding = state.case, state.finding

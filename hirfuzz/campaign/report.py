@@ -135,6 +135,23 @@ def _how_it_fails(finding: dict, repro: str) -> str:
     return "it raises while the bug is present"
 
 
+def _mutant_lines(finding: dict) -> list[str]:
+    """A finding a mutant exposed (oracles/mutation.py): what the program is, and that the
+    original is handled correctly."""
+    extra = finding.get("extra", {})
+    config = extra.get("config") or {}
+    if not config.get("module"):
+        return []
+    rewrites = ", ".join(extra.get("mutators") or []) or "hirfuzz's mutators"
+    after = f" after the same passes ({', '.join(s['name'] for s in config['passes'])})" if config.get("passes") else ""
+    return [f"**Rewritten program:** the program below is a semantics-preserving rewrite ({rewrites}) of a "
+            f"generated one; the original program is handled correctly under the same configuration{after} "
+            "(it builds, runs and agrees with NumPy), and the rewritten one agrees with NumPy when built "
+            "without passes." if after else
+            f"**Rewritten program:** the program below is a semantics-preserving rewrite ({rewrites}) of a "
+            "generated one; the original program is handled correctly (it builds, runs and agrees with NumPy).", ""]
+
+
 def bug_report(finding: dict, repro: str, outcome, installation: dict, target: str, info, graph=None,
                plan: dict | None = None) -> str:
     """Markdown for an issue tracker: title, environment, expected and actual behaviour in a
@@ -164,6 +181,7 @@ def bug_report(finding: dict, repro: str, outcome, installation: dict, target: s
         f"**Actual:** {shorten(clean_traceback(_actual(finding, outcome)), 300)}",
         "",
         *(["**well_formed**", "", *well_formed, ""] if well_formed else []),
+        *_mutant_lines(finding),
         *_other_ir(finding),
         "**Steps to reproduce**",
         "",

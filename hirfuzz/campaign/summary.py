@@ -75,6 +75,7 @@ def summary(view: CampaignView) -> dict:
         "cross_ir": _cross_summary(view) if s.cross_dialect is not None else None,
         "ir_features": dict(sorted(view.tallies.ir_features.items())),
         "mutators": dict(sorted(view.tallies.mutators_used.items())),
+        "mutator_figures": _mutator_figures(view),
         "hirfuzz_bugs": [finding_row(f) for f in view.tables.own_bugs.values()],
         "probe": _probe_summary(view),
     }
@@ -90,6 +91,17 @@ def _avoided_constructs(view: CampaignView) -> dict:
                             "from_case": a.from_case, "draws_avoided": draws.get(a.construct.name, 0)}
                            for a in schedule.avoidances],
             "kept": dict(schedule.kept)}
+
+
+def _mutator_figures(view: CampaignView) -> dict:
+    """Per mutator: the mutants it made (applied), those whose plain build built, and the
+    findings (TVM's, confirmed) a mutant through it exposed (oracles/mutation.py)."""
+    t = view.tallies
+    with view.tables.lock:
+        exposed = [name for f in view.tables.by_folder["findings"].values() for name in f.extra.get("mutators", [])]
+    return {name: {"applied": t.mutators_used.get(name, 0), "built": t.mutants_built.get(name, 0),
+                   "findings": exposed.count(name)}
+            for name in sorted(set(t.mutators_used) | set(exposed))}
 
 
 def _probe_summary(view: CampaignView) -> dict:

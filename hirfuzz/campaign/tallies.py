@@ -64,6 +64,7 @@ class Tallies:
         self.disruptive: dict[str, dict[str, int]] = {}  # class -> stage -> count
         self.ir_features: dict[str, int] = {}
         self.mutators_used: dict[str, int] = {}
+        self.mutants_built: dict[str, int] = {}  # mutator -> mutants through it whose plain build built
         # case -> mutators its mutant went through: the judge reads it (the mutation oracle)
         self.mutators_of: dict[int, list[str]] = {}
 
@@ -76,6 +77,10 @@ class Tallies:
         self.mutators_of[case.index] = answer.get("mutators", [])
         for name in answer.get("mutators", []):
             self.mutators_used[name] = self.mutators_used.get(name, 0) + 1
+        if any(config.get("module") == 1 and not config["passes"] and reply.get("status") == "ok"
+               for config, reply in zip(case.configs[1:], answer.get("others", []))):
+            for name in answer.get("mutators", []):
+                self.mutants_built[name] = self.mutants_built.get(name, 0) + 1
 
     def count_judged(self, case: Case, answer, outcome: Outcome, timings: dict):
         """One judged case: its stage times, how far it got, what the workers spent on it."""

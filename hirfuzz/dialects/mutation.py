@@ -44,23 +44,35 @@ class Mutator:
 class MutatorRegistry:
     """A dialect's mutators by name, and the draw that applies them."""
 
+    # how often a draw takes one of the structure-building mutators where one applies:
+    # their mutants survive normalisation and give the function-level passes (lambda
+    # lifting, inlining, dead-code elimination, unused-output removal) shapes generation
+    # does not, and they are the ones that failed where the original did not
+    # (tools/mutation_survival.py); the others stay in the draw
+    P_STRUCTURAL = 0.75
+
     def __init__(self):
         self.mutators: dict[str, Mutator] = {}
+        self.structural: set[str] = set()  # names of the structure-building mutators
 
-    def mutator(self, name: str, sites: Callable):
+    def mutator(self, name: str, sites: Callable, structural: bool = False):
         """Register the decorated rewrite(mod, site, rng) as mutator `name`, applied at one
-        of the sites that `sites(mod, traits)` finds."""
+        of the sites that `sites(mod, traits)` finds; `structural`: it builds functions,
+        closures, calls between globals or control flow (preferred by the draw)."""
         def register(rewrite: Callable) -> Callable:
             if name in self.mutators:
                 raise ValueError(f"mutator {name} is registered twice")
             self.mutators[name] = Mutator(name, sites, rewrite)
+            if structural:
+                self.structural.add(name)
             return rewrite
         return register
 
     def mutate(self, mod, rng: np.random.Generator, count: int = 1, traits: dict | None = None,
                names: list[str] | None = None) -> tuple[object, list[str]]:
         """Apply up to `count` mutators, each drawn among those that apply (of `names`, or
-        all); returns the mutant and the names applied, in order."""
+        all), a structure-building one with probability P_STRUCTURAL where one applies;
+        returns the mutant and the names applied, in order."""
         traits = traits or {}
         applied = []
         pool = [self.mutators[n] for n in (names or sorted(self.mutators))]
@@ -68,6 +80,9 @@ class MutatorRegistry:
             ok = [m for m in pool if m.applies(mod, traits)]
             if not ok:
                 break
+            structural = [m for m in ok if m.name in self.structural]
+            if structural and len(structural) < len(ok) and rng.random() < self.P_STRUCTURAL:
+                ok = structural
             chosen = ok[int(rng.integers(len(ok)))]
             mod = chosen.apply(mod, rng, traits)
             applied.append(chosen.name)

@@ -144,7 +144,7 @@ def test_every_case_has_its_stage_timings_and_the_summary_their_totals(campaigns
         for stage in ("generate", "inputs", "lower", "well_formed", "passes", "build", "load", "run", "compare",
                       "transfer", "wait", "worker"):
             assert stage in t and t[stage] >= 0, (stage, t)
-        assert len(record["config_timings"]) == 3  # baseline, pass sequence, mutant
+        assert len(record["config_timings"]) == 4  # baseline, pass sequence, mutant, mutant after the sequence
         assert t["worker"] >= t["build"] + t["load"] + t["run"]
     totals = summary["stage_totals_s"]
     assert totals["build"] > 0 and totals["load"] > 0

@@ -214,6 +214,10 @@ def test_features_and_mutants_run_without_false_alarms(tmp_path):
     s = summary_of(out)
     assert s["cases"] == 8 and s["compared"] == 8
     assert sum(s["ir_features"].values()) > 0 and sum(s["mutators"].values()) > 0
+    # per mutator: the mutants it made, those that built, the findings they exposed (none here)
+    figures = s["mutator_figures"]
+    assert {name: f["applied"] for name, f in figures.items()} == s["mutators"]
+    assert all(0 < f["built"] <= f["applied"] and f["findings"] == 0 for f in figures.values())
     assert s["unconfirmed"] == [] and s["hirfuzz_bugs"] == []
 
 

@@ -85,6 +85,9 @@ class OracleDefinition:
     # oracle's: `without_passes`) and minimise them; its wrong results are keyed on the
     # minimal sequence
     narrows_passes: ClassVar[bool] = False
+    # reduction may minimise its configuration's pass sequence, though not drop it (the
+    # mutation oracle's: without passes its configuration is the plain mutant, which passed)
+    minimises_passes: ClassVar[bool] = False
     # its wrong results are not the first IR's baseline against the reference: their
     # titles say where they were seen (titles.Situation.WRONG_RESULT_ELSEWHERE)
     elsewhere: ClassVar[bool] = True
@@ -94,9 +97,15 @@ class OracleDefinition:
         stream `rng`): none by default."""
         return []
 
-    def crash_prefix(self) -> str:
-        """What starts the signature of a crash under its configuration (its name: apart
-        from the baseline's crashes)."""
+    def derived_configs(self, maker: CaseMaker, configs: list[dict], lowering: dict | None) -> list[dict]:
+        """Configurations it derives from those the oracles drew (`configs`, in order), added
+        after them: none by default (the mutation oracle runs the mutant through the drawn
+        pass sequences)."""
+        return []
+
+    def crash_prefix(self, config: dict | None = None) -> str:
+        """What starts the signature of a crash under its configuration `config` (its name:
+        apart from the baseline's crashes)."""
         return f"{self.name.value}|"
 
     def compared_outputs(self, case: Case, outputs: list[np.ndarray]) -> list[np.ndarray]:

@@ -10,7 +10,7 @@ class CrashOracle(OracleDefinition):
     name = Oracle.CRASH
     elsewhere = False
 
-    def crash_prefix(self) -> str:
+    def crash_prefix(self, config: dict | None = None) -> str:
         return ""
 
     def under(self, config: dict, label: str) -> str:

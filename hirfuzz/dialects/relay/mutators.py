@@ -84,7 +84,7 @@ def _main(mod: tvm.IRModule, traits: dict) -> list[relay.GlobalVar]:
     return [mod.get_global_var("main")]
 
 
-@mutator("outline_main", _main)
+@mutator("outline_main", _main, structural=True)
 def _outline_main(mod: tvm.IRModule, main_gv, rng) -> tvm.IRModule:
     main = mod[main_gv]
     new = copy_module(mod)
@@ -108,7 +108,7 @@ def _through_new_global(rewrite: Callable) -> Callable:
     return rewrite_copy
 
 
-@mutator("func_to_closure", _callees)
+@mutator("func_to_closure", _callees, structural=True)
 @_through_new_global
 def _func_to_closure(mod, f, g):
     func = mod[f]
@@ -120,7 +120,7 @@ def _func_to_closure(mod, f, g):
     return mod
 
 
-@mutator("wrap_return", _callees)
+@mutator("wrap_return", _callees, structural=True)
 @_through_new_global
 def _wrap_return(mod, f, g):
     func = mod[f]
@@ -129,7 +129,7 @@ def _wrap_return(mod, f, g):
     return redirect_calls(mod, f, lambda args: relay.Call(relay.Call(g, []), args), skip=(g.name_hint,))
 
 
-@mutator("call_wrap", _callees)
+@mutator("call_wrap", _callees, structural=True)
 @_through_new_global
 def _call_wrap(mod, f, g):
     func = mod[f]

@@ -39,7 +39,7 @@ def _fresh_params(f):
     return [relax.Var(p.name, p.ty) for p in f.params]
 
 
-@mutator("func_to_closure", _callees)
+@mutator("func_to_closure", _callees, structural=True)
 def _func_to_closure(mod, f_gv, rng):
     f = mod[f_gv]
     params = _fresh_params(f)
@@ -54,7 +54,7 @@ def _func_to_closure(mod, f_gv, rng):
     return tvm.IRModule(funcs, attrs=mod.attrs)
 
 
-@mutator("call_wrap", _callees)
+@mutator("call_wrap", _callees, structural=True)
 def _call_wrap(mod, f_gv, rng):
     f = mod[f_gv]
     params = _fresh_params(f)
@@ -73,7 +73,7 @@ def _wrap_return_sites(mod, traits):
     return [gv for gv in _callees(mod) if _top_calls(mod, gv)]
 
 
-@mutator("wrap_return", _wrap_return_sites)
+@mutator("wrap_return", _wrap_return_sites, structural=True)
 def _wrap_return(mod, f_gv, rng):
     g = relax.BlockBuilder(mod).normalize(relax.Function([], relax.SeqExpr([], f_gv), mod[f_gv].ty, True))
     mod, g_gv = _add_func(mod, g, "get_" + f_gv.name_hint)
@@ -153,12 +153,12 @@ def _outline(mod, site, rng, local: bool):
     return _rebuild(mod, gv, func, blocks)
 
 
-@mutator("outline_closure", _outline_sites)
+@mutator("outline_closure", _outline_sites, structural=True)
 def _outline_closure(mod, site, rng):
     return _outline(mod, site, rng, True)
 
 
-@mutator("outline_global", _outline_sites)
+@mutator("outline_global", _outline_sites, structural=True)
 def _outline_global(mod, site, rng):
     return _outline(mod, site, rng, False)
 
@@ -189,7 +189,7 @@ def _inline_sites(mod, traits):
     return _bindings(mod, lambda b, blk, f: _inlinable_callee(mod, b.value) is not None)
 
 
-@mutator("inline_call", _inline_sites)
+@mutator("inline_call", _inline_sites, structural=True)
 def _inline_call(mod, site, rng):
     def build(emit, b):
         f = _inlinable_callee(mod, b.value)

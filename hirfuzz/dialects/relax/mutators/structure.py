@@ -190,7 +190,7 @@ def _if_sites(mod, traits):
     return _bindings(mod, ok)
 
 
-@mutator("always_true_if", _if_sites)
+@mutator("always_true_if", _if_sites, structural=True)
 def _always_true_if(mod, site, rng):
     """`v = call` in a plain block becomes `v = call if sum(shape(x)) >= rank(x) else zeros`."""
     def build(emit, b):
