@@ -11,7 +11,9 @@ the generator's witness, passes that may change results joining the drawn sequen
 violations TVM documents as valid no longer drawn, summary.json's disruptive section
 counting what its findings' repro.py holds: `reproducers`, empty in this campaign; the
 planted worker SIGSEGV going to unconfirmed, as its scripts only raise a build error and a
-worker killed by a signal is now confirmed only by a script killed by it). Pass probing (campaign.probe) leaves
+worker killed by a signal is now confirmed only by a script killed by it; the mutant run
+after the drawn pass sequence too, and structure-building mutators drawn first: the strict
+campaign's mutator counts and configurations, its findings and judgements unchanged). Pass probing (campaign.probe) leaves
 it as it is: the strict campaign draws its sequences and is never steered, and the planted
 one pins its passes with direct=False (steering is tested in tests/relax/test_pass_probe.py). Two runs of the same code give
 the same fingerprint: the campaigns run with --jobs 1, so cases, reductions and hits come
