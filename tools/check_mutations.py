@@ -59,11 +59,11 @@ def check_graph(seed: int, n_ops: int, ops_kind: str) -> dict:
     from hirfuzz.core.plan import Knobs, plan_lowering
     from hirfuzz.core.generate import generate_graph
     from hirfuzz.core.inputs import choose_inputs
-    from hirfuzz.core.calls import call_records
+    from hirfuzz.core.calls import call_records, op_traits
     from hirfuzz.dialects.relax.lower import lower_graph
-    from hirfuzz.dialects.relax.mutate import MUTATORS, prepare_for_build
+    from hirfuzz.dialects.relax.mutators import MUTATORS, prepare_for_build
     from hirfuzz.core.oracle import compare_tensor
-    from hirfuzz.dialects.relax.run import _flatten
+    from hirfuzz.dialects.relax.executors import _flatten
     from hirfuzz.core.spec import load_specs
 
     specs = check_graph.specs = getattr(check_graph, "specs", None) or load_specs()
@@ -120,16 +120,18 @@ def check_graph(seed: int, n_ops: int, ops_kind: str) -> dict:
         judge("lower:" + name, lambda plan=plan: lower_graph(graph, call_records(graph, specs), plan))
 
     default_mod = lower_graph(graph, call_records(graph, specs), plan_lowering(graph, np.random.default_rng(seed * 7919 + 2), Knobs(p_cut=0.35)))
+    traits = op_traits(call_records(graph, specs).values())
     for name, m in sorted(MUTATORS.items()):
         def make(m=m, name=name):
             mod = default_mod
             mrng = np.random.default_rng(seed * 7919 + 3)
-            if not m.applies(mod) and name in ("reassociate", "const_merge") and MUTATORS["const_split"].applies(mod):
-                mod = MUTATORS["const_split"].apply(mod, mrng)
+            if (not m.applies(mod, traits) and name in ("reassociate", "const_merge")
+                    and MUTATORS["const_split"].applies(mod, traits)):
+                mod = MUTATORS["const_split"].apply(mod, mrng, traits)
                 out.setdefault("enabled", []).append(name)
-            if not m.applies(mod):
+            if not m.applies(mod, traits):
                 raise _NotApplicable()
-            return m.apply(mod, mrng)
+            return m.apply(mod, mrng, traits)
         judge("mutate:" + name, make)
     return out
 
