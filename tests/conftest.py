@@ -76,3 +76,12 @@ def the_one_ill_formed_finding(summary: dict, signature: str, message_part: str)
     assert message_part in f["message"], f["message"]
     assert summary["unconfirmed"] == []  # the reproducer alone fails the same way
     return f
+
+
+@pytest.fixture
+def spec_dir(tmp_path):
+    """An empty op-spec folder with the shipped tolerances, for a test's own specs."""
+    d = tmp_path / "specs"
+    d.mkdir()
+    shutil.copy(SPECS / "tolerances.yaml", d / "tolerances.yaml")
+    return d

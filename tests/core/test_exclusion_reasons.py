@@ -2,7 +2,6 @@
 about an invalid program (`limitations:`): they load, a malformed entry is one error naming
 the file, the op and the field, disruptive mode never draws a dtype left out for a TVM bug
 as unsupported, and only a limitation naming the violation's kind triages it as documented."""
-import shutil
 import textwrap
 
 import numpy as np
@@ -27,14 +26,6 @@ ops:
       relax: {}
       relay: {dtypes: [float32]}
 """
-
-
-@pytest.fixture
-def spec_dir(tmp_path):
-    d = tmp_path / "specs"
-    d.mkdir()
-    shutil.copy(SPECS / "tolerances.yaml", d / "tolerances.yaml")
-    return d
 
 
 def _write(d, block: str):

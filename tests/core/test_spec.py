@@ -1,6 +1,5 @@
 """Op spec loading: the shipped specs load; malformed specs fail with a SpecError that names
 the file, the op and the field."""
-import shutil
 import textwrap
 
 import pytest
@@ -61,14 +60,6 @@ def test_index_inputs_have_own_dtype_and_domain():
         idx = op.inputs[1]
         assert idx.dtype is not None and idx.domain is not None, name
         assert op.may_trap, name
-
-
-@pytest.fixture
-def spec_dir(tmp_path):
-    d = tmp_path / "specs"
-    d.mkdir()
-    shutil.copy(SPECS / "tolerances.yaml", d / "tolerances.yaml")
-    return d
 
 
 def _write(d, text, name="bad.yaml"):

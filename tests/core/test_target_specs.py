@@ -1,6 +1,5 @@
 """Per-target op spec data (`targets:`) and targets.yaml: they load, and a malformed entry
 is one error naming the file, the op and the field."""
-import shutil
 import textwrap
 
 import pytest
@@ -28,14 +27,6 @@ ops:
       relax: {op: add}
       relay: {op: add}
 """
-
-
-@pytest.fixture
-def spec_dir(tmp_path):
-    d = tmp_path / "specs"
-    d.mkdir()
-    shutil.copy(SPECS / "tolerances.yaml", d / "tolerances.yaml")
-    return d
 
 
 def _write(d, targets_block: str):
