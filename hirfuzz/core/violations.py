@@ -36,10 +36,9 @@ from . import expr as E
 from .generate import GraphBuilder, Rejected
 from .graph import Graph, Node, Ref, TensorType
 from .reference import TensorInfo
-from .spec import ALL_DTYPES
+from .spec import ALL_DTYPES, VIOLATION_KINDS
 
-KINDS = ("dtype-unsupported", "dtype-mismatch", "shape-incompatible", "rank-wrong",
-         "attr-out-of-range", "match-cast-lie", "arity")
+KINDS = VIOLATION_KINDS  # named in spec.py, whose `limitations` entries name them
 CLASSES = ("clean-rejection", "poor-diagnostic", "crash", "silent-acceptance", "accepted-unlisted-dtype")
 # exceptions that are TVM's user-facing diagnostics; anything else (InternalError,
 # AttributeError, IndexError, ...) leaves the user with an internal failure

@@ -23,6 +23,8 @@ from __future__ import annotations
 from ...core.finding import Finding
 from ...core.targets import target_kind
 from .base import ORACLE_FIELD, Component, Oracle, OracleDefinition, mismatch_detail, result_site
+from .crash import CrashOracle
+from .pass_order import PassOrderOracle
 
 
 class MutationOracle(OracleDefinition):
@@ -45,9 +47,8 @@ class MutationOracle(OracleDefinition):
         still say a mutant did)."""
         if config is None:
             return super().crash_prefix()
-        mirrored = Oracle.PASS_ORDER if config["passes"] else Oracle.CRASH
-        from . import ORACLES  # the registry imports this module
-        return ORACLES[mirrored].crash_prefix(config)
+        mirrored = PassOrderOracle() if config["passes"] else CrashOracle()
+        return mirrored.crash_prefix(config)
 
     def compared_outputs(self, case, outputs):
         return outputs[:len(case.expected)]  # expose_output appends results at the end
