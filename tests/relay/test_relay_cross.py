@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import ROOT, run_hirfuzz
 from relay_env import relay_interpreter
 from test_relay_campaign import SIMPLE_OPS, spec_folder
@@ -100,6 +102,7 @@ def test_a_relay_finding_says_what_each_relax_release_makes_of_its_counterpart(t
     assert alone.returncode == 0 and "HIRFUZZ-REPRO ok" in alone.stdout, alone.stdout + alone.stderr
 
 
+@pytest.mark.slow  # a second cross-IR campaign; the quick test above guards the path
 def test_a_counterpart_that_relax_gets_wrong_too_is_said(tmp_path):
     # Relay takes the absolute value, Relax squares, the reference negates: both wrong, unalike
     out, s = planted_campaign(tmp_path, "np.negative(a)", "abs", "square")
