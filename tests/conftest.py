@@ -85,3 +85,14 @@ def spec_dir(tmp_path):
     d.mkdir()
     shutil.copy(SPECS / "tolerances.yaml", d / "tolerances.yaml")
     return d
+
+
+def assert_named_spec_error(spec_dir, field: str, words: str):
+    """Loading `spec_dir` fails with one message naming bad.yaml, op 'myop', the field and `words`."""
+    from hirfuzz.core.spec import load_specs
+    from hirfuzz.errors import SpecError
+    with pytest.raises(SpecError) as info:
+        load_specs(spec_dir)
+    msg = str(info.value)
+    assert "bad.yaml" in msg and "op 'myop'" in msg and f"field '{field}'" in msg, msg
+    assert words in msg, msg

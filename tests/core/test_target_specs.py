@@ -4,9 +4,9 @@ import textwrap
 
 import pytest
 
-from conftest import SPECS
+from conftest import SPECS, assert_named_spec_error
 from hirfuzz.core.spec import load_specs
-from hirfuzz.errors import HirfuzzError, SpecError
+from hirfuzz.errors import HirfuzzError
 from hirfuzz.core.targets import load_target_limits, target_kind, target_kinds
 
 OP = """\
@@ -67,11 +67,7 @@ def test_a_targets_block_loads_per_dialect(spec_dir):
 ])
 def test_a_bad_targets_entry_is_named(spec_dir, block, field, words):
     _write(spec_dir, block)
-    with pytest.raises(SpecError) as info:
-        load_specs(spec_dir)
-    msg = str(info.value)
-    assert "bad.yaml" in msg and "op 'myop'" in msg and f"field '{field}'" in msg, msg
-    assert words in msg, msg
+    assert_named_spec_error(spec_dir, field, words)
 
 
 def test_the_shipped_cuda_exclusions_are_relax_ones_with_error_and_note():
