@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable
 
 from ..core.finding import Finding
+from ..dialects.reproducer import RUN_LINE
 from ..protocol import REPRO_MARK as MARK
 from .outdir import save_folder
 from .reproducers import expected_for
@@ -78,9 +79,12 @@ class CounterpartSide:
                             signature=finding.signature,
                             message=f"the {self.info.name.capitalize()} counterpart of: {finding.message}")
         writer = self.info.reproducer_writer()
-        return writer.render_reproducer(other.graph, self.specs, described, config, other.inputs,
+        text = writer.render_reproducer(other.graph, self.specs, described, config, other.inputs,
                                         run=other.runnable, expected=expected_for(other, config, self.specs),
-                                        tvm_version=None)
+                                        tvm_version=self.tvm_version())
+        # it is no repro.py: exit 0 says this IR computes the program as the reference does
+        return text.replace(RUN_LINE, f"Run: python {self.script_name()}   (exit status 0: "
+                                      f"{self.info.name.capitalize()} computes it as the NumPy reference does)")
 
 
 def verdict_of(proc) -> str:

@@ -48,8 +48,11 @@ def user_modules(config: dict) -> list[str]:
                    for step in config.get("passes", []) if step.get("import")})
 
 
+RUN_LINE = "Run: python repro.py   (exit status 0 means the bug no longer reproduces)"
+
+
 def docstring(finding: Finding, config: dict, tvm_version: str | None, needs: str) -> list[str]:
-    """The script's opening lines: what it shows, what it needs, how to run it."""
+    """The script's opening lines: what it shows, what it needs, how to run it (RUN_LINE)."""
     modules = user_modules(config)
     return [
         '"""hirfuzz reproducer.',
@@ -60,7 +63,7 @@ def docstring(finding: Finding, config: dict, tvm_version: str | None, needs: st
         f"Needs: Python 3.10 or later, {needs} and numpy",
         *([f"Needs your pass module(s): {', '.join(modules)}; the script puts that folder on sys.path"]
           if modules else []),
-        "Run: python repro.py   (exit status 0 means the bug no longer reproduces)",
+        RUN_LINE,
         '"""',
     ]
 

@@ -98,6 +98,8 @@ def test_a_relay_finding_says_what_each_relax_release_makes_of_its_counterpart(t
     assert set(counterpart["versions"].values()) == {"agrees with the reference"} and counterpart["fails_on"] == []
     report = (folder / "bug-report.md").read_text()
     assert "Its Relax counterpart (relax-counterpart.py, the same program): agrees with the reference on " in report
+    script = (folder / "relax-counterpart.py").read_text()
+    assert f"TVM: {tvm.__version__}" in script and "Run: python relax-counterpart.py" in script
     alone = subprocess.run([sys.executable, folder / "relax-counterpart.py"], capture_output=True, text=True)
     assert alone.returncode == 0 and "HIRFUZZ-REPRO ok" in alone.stdout, alone.stdout + alone.stderr
 
