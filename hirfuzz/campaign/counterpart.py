@@ -24,7 +24,7 @@ from ..dialects.reproducer import RUN_LINE
 from ..protocol import REPRO_MARK as MARK
 from .outdir import save_folder
 from .reproducers import expected_for
-from .verify import _run
+from .verify import FAILED_MARK, last_mark, run_script
 from .versions import Release, and_list, ready_environments, release_of, version_key
 
 if TYPE_CHECKING:
@@ -94,15 +94,14 @@ def verdict_of(proc) -> str:
         return CounterpartVerdict.DIES.value + " (hangs)"
     if proc.returncode < 0:
         return f"{CounterpartVerdict.DIES.value} (signal {signal.Signals(-proc.returncode).name})"
-    marks = [ln for ln in (proc.stdout or "").splitlines() if ln.startswith(MARK)]
-    last = marks[-1][len(MARK):].strip() if marks else ""
-    if last == "ok":
+    last = last_mark(proc.stdout)
+    if last == f"{MARK} ok":
         return CounterpartVerdict.AGREES.value
-    if last == "mismatch":
+    if last == f"{MARK} mismatch":
         return CounterpartVerdict.DIFFERS.value
-    if last.startswith("stage=") and not last.startswith("stage=setup "):
-        stage, _, error = last.partition(" error=")
-        return f"{CounterpartVerdict.FAILS.value} at {stage[len('stage='):]} ({error})"
+    failed = FAILED_MARK.match(last)
+    if failed is not None and failed.group(1) != "setup":
+        return f"{CounterpartVerdict.FAILS.value} at {failed.group(1)} ({failed.group(2)})"
     lines = [ln.strip() for ln in (proc.stderr or "").splitlines() if ln.strip()]
     return f"{CounterpartVerdict.CANNOT_RUN.value} ({lines[-1][:120] if lines else f'exit {proc.returncode}'})"
 
@@ -111,7 +110,7 @@ def try_counterpart(folder: Path, script_name: str, releases: list[Release], tim
     """TVM version -> what the counterpart script did there, oldest release first."""
     verdicts = {}
     for release in releases:
-        proc = _run([], folder / script_name, timeout_s * 2, timeout_s, release.python, release.env)
+        proc = run_script([], folder / script_name, timeout_s * 2, timeout_s, release.python, release.env)
         verdicts[release.version] = verdict_of(proc)
     return {v: verdicts[v] for v in sorted(verdicts, key=version_key)}
 

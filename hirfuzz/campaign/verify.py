@@ -34,14 +34,14 @@ class ReproOutcome:
     harness_observed: str = ""  # what check.py was seen to do, where it reproduced and repro.py ran after it
 
 
-def _harness_error(proc: subprocess.CompletedProcess, last_mark: str) -> str:
+def _harness_error(proc: subprocess.CompletedProcess, last: str) -> str:
     """Why the script failed before reaching what it reproduces, or "" if it got there.
 
     A script that stops in its set-up (a user's pass module it cannot import), or raises
     before printing any mark (TVM or numpy missing, a file it needs gone), says nothing
     about the bug; counting it as "did not reproduce" would lose the finding.
     """
-    if proc.returncode <= 0 or (last_mark and not last_mark.startswith(f"{MARK} stage=setup ")):
+    if proc.returncode <= 0 or (last and not last.startswith(f"{MARK} stage=setup ")):
         return ""
     lines = [ln for ln in (proc.stderr or "").splitlines() if ln.strip()]
     return lines[-1].strip() if lines else f"exit {proc.returncode} before reaching the program"
@@ -57,7 +57,7 @@ def _cpu_limit(seconds: float):
     return apply
 
 
-def _run(argv: list[str], script: Path, timeout_s: float, cpu_s: float, python: str | None,
+def run_script(argv: list[str], script: Path, timeout_s: float, cpu_s: float, python: str | None,
          extra_env: dict | None):
     """Run a script alone, as a maintainer runs it: under the TVM's interpreter, in the
     environment that TVM needs (campaign.environment), in its folder, by absolute path (a
@@ -114,7 +114,13 @@ def _same_failure(finding: Finding, raised: str, output: str, dialect: str | Non
                         output)
 
 
-_FAILED_MARK = re.compile(rf"^{re.escape(MARK)} stage=(\S+) error=(\S+)$")
+FAILED_MARK = re.compile(rf"^{re.escape(MARK)} stage=(\S+) error=(\S+)$")
+
+
+def last_mark(stdout: str | None) -> str:
+    """The last mark a reproducer printed ("" where it printed none)."""
+    marks = [ln for ln in (stdout or "").splitlines() if ln.startswith(MARK)]
+    return marks[-1] if marks else ""
 
 
 def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: str | None = None,
@@ -127,14 +133,13 @@ def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: s
     long, catches a script that hangs asleep.
     """
     hang = finding.kind == "hang"
-    proc = _run([], script, timeout_s * (2 if hang else 1), timeout_s + (0 if hang else 10),
+    proc = run_script([], script, timeout_s * (2 if hang else 1), timeout_s + (0 if hang else 10),
                 python, extra_env)
     died = _died(proc, finding, timeout_s)
     if died is not None:
         return died
     output = (proc.stdout or "") + (proc.stderr or "")
-    marks = [ln for ln in (proc.stdout or "").splitlines() if ln.startswith(MARK)]
-    last = marks[-1] if marks else ""
+    last = last_mark(proc.stdout)
     harness = _harness_error(proc, last)
     if harness:
         return ReproOutcome(False, f"the reproducer could not run: {harness}", output[-4000:], harness)
@@ -145,7 +150,7 @@ def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: s
     if finding.stage == "worker":
         return ReproOutcome(_exited_alike(finding, proc.returncode != 0 and last != f"{MARK} ok"),
                             last or f"exit {proc.returncode}", output[-4000:])
-    failed = _FAILED_MARK.match(last)
+    failed = FAILED_MARK.match(last)
     alike = (failed is not None and failed.group(1) == finding.stage
              and _same_failure(finding, failed.group(2), output, dialect))
     return ReproOutcome(alike, last or f"exit {proc.returncode}", output[-4000:])
@@ -170,7 +175,7 @@ def check_short_reproducer(script: Path, finding: Finding, timeout_s: float, pyt
     same signal, or a hang. Its output, less the line that says what it raised, is what
     the report shows."""
     hang = finding.kind == "hang"
-    proc = _run(["-c", _RUN_ALONE], script, timeout_s * (2 if hang else 1),
+    proc = run_script(["-c", _RUN_ALONE], script, timeout_s * (2 if hang else 1),
                 timeout_s + (0 if hang else 10), python, extra_env)
     died = _died(proc, finding, timeout_s)
     if died is not None:
