@@ -21,7 +21,7 @@ def llvm_retries(config: dict, pipelines: tuple[str, ...]) -> list[dict]:
     return [{**config, "target": "llvm", "pipeline": pipeline} for pipeline in pipelines]
 
 
-def fails_alike(finding: Finding, outcome: ReproOutcome) -> bool:
+def retry_fails_alike(finding: Finding, outcome: ReproOutcome) -> bool:
     """Did the scripts fail as the finding did: at its stage, with its exception (the
     verify checks), in its deepest TVM frame, saying the same (normalised) thing as the
     worker's traceback (finding.detail)?"""
@@ -54,7 +54,7 @@ def judge_target(finding: Finding, config: dict, pipelines: tuple[str, ...],
     if not retries:
         return None
     for retry in retries:
-        if fails_alike(finding, run_scripts(retry)):
+        if retry_fails_alike(finding, run_scripts(retry)):
             return TargetVerdict(True, describe_config(retry, with_passes=False))
     return TargetVerdict(False)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.finding import Finding
-from ..core.violation_key import fails_alike
+from ..core.violation_key import fails_at_same_check
 from ..dialects import dialect_info
 from ..dialects.base import FailureAlias, same_failure
 from ..protocol import REPRO_MARK as MARK
@@ -204,7 +204,7 @@ def _same_error(output: str, raised: str, finding: Finding) -> bool:
     """Does a script's output show the error a poor diagnostic's signature keys on: where
     in TVM it fails and its normalised message (oracles/disruptive.py violation_signature)?"""
     said = raised_text(output, raised)
-    return said is not None and fails_alike(finding, output, said)
+    return said is not None and fails_at_same_check(finding, output, said)
 
 
 def raised_text(output: str, raised: str) -> tuple[str, str] | None:

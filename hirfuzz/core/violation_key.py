@@ -41,7 +41,7 @@ def op_names(violation: dict, dialect_op: str) -> tuple[str, ...]:
     return violation["op"], dialect_op, dialect_op.rsplit(".", 1)[-1]
 
 
-def fails_alike(finding: Finding, trace: str, messages: tuple[str, ...]) -> bool:
+def fails_at_same_check(finding: Finding, trace: str, messages: tuple[str, ...]) -> bool:
     """Does a script's failure (its traceback and what it said, in any of `messages`' forms)
     key as the poor diagnostic `finding` does: the same place in TVM, the same words?"""
     parts = finding.signature.split("|", 4)  # class|kind|exc_type|where|said (violation_signature)
