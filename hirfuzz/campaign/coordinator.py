@@ -33,6 +33,7 @@ from .judge import Judge
 from .oracles import Oracle
 from .outcome import Outcome, Status
 from .known import KnownFindings, load_known
+from .makers import open_makers
 from .outdir import FIXED_SETTINGS, OutDir, OutputError, write_atomic
 from .phases import Phase, PhaseClock
 from .probe import ProbeContext, Prober, direction_of
@@ -187,13 +188,13 @@ class Campaign:
         counters = asdict(self.counters)
         counters["elapsed_s"] = self.elapsed()
         hits = {finding.signature: finding.hits for finding in self.tables.all_findings()}
-        state = {"next_index": self.supply.next_index, "rng": self.maker.gen_rng.bit_generator.state,
-                 "counters": counters, "gen_stats": asdict(self.maker.gen_stats), "hits": hits,
+        coverage, recent = self.maker.ledger.saved(self.supply.next_index)
+        state = {"next_index": self.supply.next_index, "coverage_recent": recent, "counters": counters, "gen_stats": asdict(self.maker.gen_stats), "hits": hits,
                  "avoidances": self.maker.avoidance.to_json(),
                  "phases": self.phases.figures(),
                  "in_flight": [{"index": c.index, "graph": c.graph.to_json(), "disruption": c.disruption,
                                 "lowering": c.lowering} for c in pending]}
-        self.out.checkpoint(state, self.coverage.to_json())
+        self.out.checkpoint(state, coverage)
 
     def elapsed(self) -> float:
         return self.counters.elapsed_s + (time.monotonic() - self.started)
@@ -238,6 +239,7 @@ class Campaign:
         was not all written)."""
         restore_signals = self._catch_stop_signals()
         failed = False
+        self.supply.makers = open_makers(self.s, self.maker, self.supply.next_index)
         try:
             while self.step():
                 self.save_progress()
@@ -249,6 +251,7 @@ class Campaign:
         finally:
             restore_signals()
             self.reductions.halt(join_s=5.0)
+            self.supply.makers.close()
             self.pool.close()
             self.screen.close()
             if not failed:
