@@ -9,9 +9,13 @@ it; the coverage case `i` sees is the keys first added before `i - COVERAGE_LAG`
 
 A checkpoint saves the keys of the cases made so far (coverage.json) and, for the last
 COVERAGE_LAG of them, which case added each first (`recent`): a resumed campaign's next
-cases then see exactly what an uninterrupted campaign's would.
+cases then see exactly what an uninterrupted campaign's would. coverage.json lists the keys
+by the case that added them first (then as JSON text): each key is written as JSON once,
+as it is folded into the base, so a checkpoint only joins text however long the campaign.
 """
 from __future__ import annotations
+
+import json
 
 from ..core.coverage import CRITERIA, Coverage, jsonable_key, key_of_json
 
@@ -25,6 +29,7 @@ class CoverageLedger:
         self.lag = lag
         self.first: dict[tuple[str, object], int] = {}  # (criterion, key) -> the first case that added it
         self.base = Coverage()   # the keys first added by a case before `base_upto`
+        self._base_text: dict[str, list[str]] = {c: [] for c in CRITERIA}  # its keys as JSON, in coverage.json's order
         self.base_upto = 0
         self._later: dict[int, set] = {}  # case -> the (criterion, key)s it added first, not in base yet
         self.total = Coverage()  # every key merged: the campaign's coverage figures
@@ -53,41 +58,45 @@ class CoverageLedger:
         what was folded into the base stays)."""
         upto = index - self.lag
         for case in sorted(c for c in self._later if c < upto):
-            for criterion, key in self._later.pop(case):
+            for criterion, key, text in _as_text(self._later.pop(case)):
                 self.base.sets[criterion].add(key)
+                self._base_text[criterion].append(text)
         self.base_upto = max(self.base_upto, upto)
         return self.base
 
     # --- checkpoints ----------------------------------------------------------------------
 
-    def saved(self, made_upto: int) -> tuple[dict, list]:
-        """(coverage.json: the keys of the cases before `made_upto`, `recent`: [criterion, key,
-        case] for those the last `lag` of them added first)."""
-        sets = {c: set(s) for c, s in self.base.sets.items()}
+    def saved(self, made_upto: int) -> tuple[str, list]:
+        """(coverage.json's text: the keys of the cases before `made_upto`, `recent`:
+        [criterion, key, case] for those the last `lag` of them added first)."""
+        texts = {c: list(keys) for c, keys in self._base_text.items()}
         recent = []
-        for case, entries in self._later.items():
-            if case >= made_upto:
-                continue
-            for criterion, key in entries:
-                sets[criterion].add(key)
+        for case in sorted(c for c in self._later if c < made_upto):
+            for criterion, key, text in _as_text(self._later[case]):
+                texts[criterion].append(text)
                 if case >= made_upto - self.lag:
                     recent.append([criterion, jsonable_key(key), case])
-        recent.sort(key=lambda r: (r[2], r[0], repr(r[1])))
-        return Coverage(sets).to_json(), recent
+        return "{" + ", ".join(f'"{c}": [{", ".join(keys)}]' for c, keys in texts.items()) + "}", recent
 
     def restore(self, coverage: dict, recent: list):
         """Back to what `saved` wrote: the keys of `recent` as their cases added them, every
-        other one seen before any case to come looks."""
+        other one seen before any case to come looks (in coverage.json's order)."""
         self.__init__(self.lag)
-        restored = Coverage.from_json(coverage)
-        later = {(criterion, key_of_json(key)): case
-                 for criterion, key, case in recent}
-        for criterion, keys in restored.sets.items():
-            for key in keys:
+        later = {(criterion, key_of_json(key)): case for criterion, key, case in recent}
+        for criterion in CRITERIA:
+            for saved_key in coverage.get(criterion, []):
+                key = key_of_json(saved_key)
                 self.total.sets[criterion].add(key)
                 case = later.get((criterion, key))
                 if case is None:
                     self.base.sets[criterion].add(key)
+                    self._base_text[criterion].append(json.dumps(saved_key))
                     continue
                 self.first[(criterion, key)] = case
                 self._later.setdefault(case, set()).add((criterion, key))
+
+
+def _as_text(entries) -> list[tuple[str, object, str]]:
+    """(criterion, key, the key as JSON) for one case's keys, in a fixed order."""
+    return sorted(((criterion, key, json.dumps(jsonable_key(key))) for criterion, key in entries),
+                  key=lambda entry: (entry[0], entry[2]))

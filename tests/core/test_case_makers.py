@@ -67,9 +67,10 @@ def test_a_resumed_maker_draws_what_an_uninterrupted_one_draws(specs):
     assert [drawn(first.make_case(i)) for i in range(stop)] == expected[:stop]
     coverage, recent = first.ledger.saved(stop)
     assert recent and all(stop - COVERAGE_LAG <= case < stop for _, _, case in recent)
-    state = json.loads(json.dumps({"coverage": coverage, "coverage_recent": recent,
+    state = json.loads(json.dumps({"coverage": json.loads(coverage), "coverage_recent": recent,
                                    "gen_stats": first.gen_stats.__dict__, "next_index": stop}))
     resumed = new_maker(specs)
     resumed.restore(state)
     assert [drawn(resumed.make_case(i)) for i in range(stop, CASES)] == expected[stop:]
     assert resumed.coverage == whole.coverage and resumed.gen_stats == whole.gen_stats
+    assert resumed.ledger.saved(CASES) == whole.ledger.saved(CASES)  # the next checkpoint's files alike
