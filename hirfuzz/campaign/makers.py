@@ -2,8 +2,9 @@
 
 Drawing a case (generation, the input search with its NumPy reference, the request) takes
 the coordinator tens of milliseconds; with many workers that is what keeps them waiting.
-`--makers N` draws cases in N processes of their own (`MakerPool`); with none, the
-coordinator draws them itself, one ahead while the workers build (`InProcessMakers`).
+`--makers N` draws cases in N processes of their own (`ProcessMakers`), or N actors on the
+cluster with --ray (`RayMakers`); with none, the coordinator draws them itself, one ahead
+while the workers build (`InProcessMakers`).
 
 Either way case `i` is the seed's alone: its random streams are its own (cases.Stream),
 and its graph is generated against the coverage of the cases before `i - COVERAGE_LAG`
@@ -57,31 +58,18 @@ class InProcessMakers:
 
 
 class MakerPool:
-    """N processes drawing cases ahead of the coordinator, up to COVERAGE_LAG at once."""
+    """Makers drawing cases ahead of the coordinator, up to COVERAGE_LAG at once: what to
+    draw and when, and what comes back. How a maker is reached is a subclass's: processes
+    here (`ProcessMakers`), Ray actors on the cluster (`RayMakers`)."""
 
     def __init__(self, n: int, maker: "CaseMaker", next_index: int, last_index: int | None):
+        self.n = n
         self.maker = maker
         self.next_draw = next_index       # the next case to hand to a maker
         self.last_index = last_index      # none past it (--iterations); None: no end
         self.received_upto = next_index   # every case before it is back
         self.made: dict[int, "Made"] = {}  # back, not taken yet
         self.handed: dict[int, int] = {}  # case -> the maker drawing it
-        context = multiprocessing.get_context("spawn")  # no fork of a coordinator with threads
-        self.inboxes: list[Connection] = []  # to each maker: what to draw, every case's coverage
-        self.outboxes: list[Connection] = []  # from each maker: the cases it drew
-        self.procs = []
-        state = maker_state(maker)
-        for _ in range(n):
-            inbox_out, inbox_in = context.Pipe(duplex=False)
-            outbox_out, outbox_in = context.Pipe(duplex=False)
-            proc = context.Process(target=serve, args=(inbox_out, outbox_in, state), daemon=True,
-                                   name="hirfuzz-maker")
-            proc.start()
-            inbox_out.close()
-            outbox_in.close()
-            self.inboxes.append(inbox_in)
-            self.outboxes.append(outbox_out)
-            self.procs.append(proc)
 
     def ready(self, index: int) -> bool:
         self._hand_out()
@@ -100,6 +88,70 @@ class MakerPool:
         return made.case
 
     def close(self):
+        raise NotImplementedError
+
+    def _hand_out(self):
+        """Hand each maker up to PER_MAKER cases, none of which must wait for a case not back."""
+        while (self.next_draw <= self.received_upto + COVERAGE_LAG
+               and (self.last_index is None or self.next_draw < self.last_index)):
+            load = dict.fromkeys(range(self.n), 0)
+            for m in self.handed.values():
+                load[m] += 1
+            free = min(load, key=load.get)
+            if load[free] >= PER_MAKER:
+                return
+            index = self.next_draw
+            self._send_draw(free, index, self.maker.avoidance.avoided_at(index))
+            self.handed[index] = free
+            self.next_draw += 1
+
+    def _receive(self, timeout: float | None):
+        for index, made in self._answers(timeout):
+            del self.handed[index]
+            self.made[index] = made
+            self.maker.ledger.merge(index, made.coverage)
+            self._send_coverage(index, made.coverage)  # each maker's ledger learns every case's keys
+            while self.received_upto in self.made:
+                self.received_upto += 1
+
+    # --- how makers are reached ---------------------------------------------------------
+
+    def _send_draw(self, slot: int, index: int, avoid: frozenset):
+        """Have maker `slot` draw case `index` after every coverage sent to it before."""
+        raise NotImplementedError
+
+    def _send_coverage(self, index: int, coverage):
+        """Tell every maker what case `index` added to the coverage."""
+        raise NotImplementedError
+
+    def _answers(self, timeout: float | None) -> list[tuple[int, "Made"]]:
+        """The cases back within `timeout` seconds (None: at least one, however long)."""
+        raise NotImplementedError
+
+
+class ProcessMakers(MakerPool):
+    """Makers in processes of this machine, each with a pipe each way."""
+
+    def __init__(self, n: int, maker: "CaseMaker", next_index: int, last_index: int | None):
+        super().__init__(n, maker, next_index, last_index)
+        context = multiprocessing.get_context("spawn")  # no fork of a coordinator with threads
+        self.inboxes: list[Connection] = []  # to each maker: what to draw, every case's coverage
+        self.outboxes: list[Connection] = []  # from each maker: the cases it drew
+        self.procs = []
+        state = maker_state(maker)
+        for _ in range(n):
+            inbox_out, inbox_in = context.Pipe(duplex=False)
+            outbox_out, outbox_in = context.Pipe(duplex=False)
+            proc = context.Process(target=serve, args=(inbox_out, outbox_in, state), daemon=True,
+                                   name="hirfuzz-maker")
+            proc.start()
+            inbox_out.close()
+            outbox_in.close()
+            self.inboxes.append(inbox_in)
+            self.outboxes.append(outbox_out)
+            self.procs.append(proc)
+
+    def close(self):
         for inbox in self.inboxes:
             try:
                 inbox.send(None)
@@ -112,22 +164,15 @@ class MakerPool:
         for pipe in self.inboxes + self.outboxes:
             pipe.close()
 
-    def _hand_out(self):
-        """Hand each maker up to PER_MAKER cases, none of which must wait for a case not back."""
-        while (self.next_draw <= self.received_upto + COVERAGE_LAG
-               and (self.last_index is None or self.next_draw < self.last_index)):
-            load = {i: 0 for i in range(len(self.inboxes))}
-            for m in self.handed.values():
-                load[m] += 1
-            free = min(load, key=load.get)
-            if load[free] >= PER_MAKER:
-                return
-            index = self.next_draw
-            self.inboxes[free].send(("draw", index, self.maker.avoidance.avoided_at(index)))
-            self.handed[index] = free
-            self.next_draw += 1
+    def _send_draw(self, slot: int, index: int, avoid: frozenset):
+        self.inboxes[slot].send(("draw", index, avoid))
 
-    def _receive(self, timeout: float | None):
+    def _send_coverage(self, index: int, coverage):
+        for inbox in self.inboxes:
+            inbox.send(("coverage", index, coverage))
+
+    def _answers(self, timeout: float | None) -> list[tuple[int, "Made"]]:
+        answers = []
         for pipe in wait(self.outboxes, timeout):
             try:
                 answer = pipe.recv()
@@ -135,21 +180,72 @@ class MakerPool:
                 raise HirfuzzError("a case maker process died; see its error above") from None
             if answer[0] == "error":
                 raise HirfuzzError(f"a case maker failed drawing case {answer[1]}:\n{answer[2]}")
-            _, index, made = answer
-            del self.handed[index]
-            self.made[index] = made
-            self.maker.ledger.merge(index, made.coverage)
-            for inbox in self.inboxes:  # each maker's ledger learns every case's keys
-                inbox.send(("coverage", index, made.coverage))
-            while self.received_upto in self.made:
-                self.received_upto += 1
+            answers.append((answer[1], answer[2]))
+        return answers
+
+
+class RayMakers(MakerPool):
+    """Makers as Ray actors on the cluster (--ray): the coverage each must learn goes with
+    the next case it is asked to draw (an actor runs one caller's calls in order)."""
+
+    def __init__(self, n: int, maker: "CaseMaker", next_index: int, last_index: int | None):
+        super().__init__(n, maker, next_index, last_index)
+        from .raypool import import_ray
+        self.ray = import_ray()
+        # no CPU of its own: the workers' actors hold one each, every CPU of the cluster by
+        # default, and a maker waiting for a CPU would leave every worker waiting for cases
+        actor = self.ray.remote(num_cpus=0)(MakerActor)
+        state = maker_state(maker)
+        self.actors = [actor.remote(state) for _ in range(n)]
+        self.unsent: list[list] = [[] for _ in range(n)]  # per actor: (case, coverage) it has not learnt
+        self.drawing: dict = {}  # object ref -> case
+
+    def close(self):
+        for actor in self.actors:
+            self.ray.kill(actor)
+
+    def _send_draw(self, slot: int, index: int, avoid: frozenset):
+        self.drawing[self.actors[slot].draw.remote(index, avoid, self.unsent[slot])] = index
+        self.unsent[slot] = []
+
+    def _send_coverage(self, index: int, coverage):
+        for unsent in self.unsent:
+            unsent.append((index, coverage))
+
+    def _answers(self, timeout: float | None) -> list[tuple[int, "Made"]]:
+        if not self.drawing:
+            return []
+        ready, _ = self.ray.wait(list(self.drawing), num_returns=1, timeout=timeout)
+        if ready:  # and whatever else is back already
+            ready, _ = self.ray.wait(list(self.drawing), num_returns=len(self.drawing), timeout=0)
+        answers = []
+        for ref in ready:
+            index = self.drawing.pop(ref)
+            try:
+                answers.append((index, self.ray.get(ref)))
+            except Exception as exc:  # noqa: BLE001 - the actor's error, or its node lost
+                raise HirfuzzError(f"a case maker failed drawing case {index} on the cluster: {exc}") from None
+        return answers
+
+
+class MakerActor:
+    """A maker on a Ray node (RayMakers)."""
+
+    def __init__(self, state: dict):
+        self.maker = _maker_of(state)
+
+    def draw(self, index: int, avoid: frozenset, coverage: list) -> "Made":
+        for case, added in coverage:
+            self.maker.ledger.merge(case, added)
+        return self.maker.draw_case(index, self.maker.ledger.base_for(index), avoid)
 
 
 def open_makers(settings: "Settings", maker: "CaseMaker", next_index: int):
     """The campaign's case makers (settings.makers processes, or the coordinator itself)."""
     if not settings.makers:
         return InProcessMakers(maker)
-    return MakerPool(settings.makers, maker, next_index, settings.iterations)
+    pool = ProcessMakers if settings.ray is None else RayMakers
+    return pool(settings.makers, maker, next_index, settings.iterations)
 
 
 def maker_state(maker: "CaseMaker") -> dict:

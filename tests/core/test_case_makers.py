@@ -2,9 +2,11 @@
 maker processes, and a resumed campaign draws what an uninterrupted one would."""
 import json
 
+import pytest
+
 from hirfuzz.campaign.cases import CaseMaker
 from hirfuzz.campaign.coverage_ledger import COVERAGE_LAG
-from hirfuzz.campaign.makers import MakerPool
+from hirfuzz.campaign.makers import ProcessMakers, RayMakers
 from hirfuzz.campaign.settings import Settings
 from hirfuzz.core.coverage import Coverage
 from hirfuzz.core.passes import load_catalog
@@ -27,7 +29,7 @@ def drawn(case) -> str:
 
 def by_pool(specs, makers: int) -> tuple[list[str], CaseMaker]:
     maker = new_maker(specs)
-    pool = MakerPool(makers, maker, 0, CASES)
+    pool = ProcessMakers(makers, maker, 0, CASES)
     try:
         return [drawn(pool.take(i)) for i in range(CASES)], maker
     finally:
@@ -74,3 +76,21 @@ def test_a_resumed_maker_draws_what_an_uninterrupted_one_draws(specs):
     assert [drawn(resumed.make_case(i)) for i in range(stop, CASES)] == expected[stop:]
     assert resumed.coverage == whole.coverage and resumed.gen_stats == whole.gen_stats
     assert resumed.ledger.saved(CASES) == whole.ledger.saved(CASES)  # the next checkpoint's files alike
+
+
+@pytest.mark.ray
+def test_makers_on_a_ray_instance_draw_the_cases_the_coordinator_draws(specs):
+    """--ray: the makers are actors; what each must learn of the coverage goes with its calls."""
+    ray = pytest.importorskip("ray")
+    from hirfuzz.campaign.raypool import LOCAL, connect
+    expected = [drawn(new_maker(specs).make_case(i)) for i in range(CASES)]
+    connect(LOCAL)
+    try:
+        maker = new_maker(specs)
+        pool = RayMakers(2, maker, 0, CASES)
+        try:
+            assert [drawn(pool.take(i)) for i in range(CASES)] == expected
+        finally:
+            pool.close()
+    finally:
+        ray.shutdown()
