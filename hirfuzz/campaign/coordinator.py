@@ -1,7 +1,8 @@
 """The campaign: generate cases, keep every worker busy, judge answers, keep findings.
 
-The coordinator never imports TVM. It makes every case itself (`cases`: so coverage
-guidance is global and a seed fixes the graphs whatever the number of workers), hands
+The coordinator never imports TVM. Its case makers draw the cases (`makers`: in its own
+process, in maker processes or on the cluster; coverage guidance is merged by case index,
+so a seed fixes the graphs whatever the number of workers and makers); it hands
 cases to idle workers, has their answers judged (`judge`), counts the outcomes (`tallies`)
 and files the findings (`findings`). A new finding is kept in pending/ and finished
 (reduced, rendered, its reproducer run alone) by `reducer` on a worker lent by the pool,
@@ -193,7 +194,8 @@ class Campaign:
         hits = {finding.signature: finding.hits for finding in self.tables.all_findings()}
         self.tables.write_hits()
         coverage, recent = self.maker.ledger.saved(self.supply.next_index)
-        state = {"next_index": self.supply.next_index, "coverage_recent": recent, "counters": counters, "gen_stats": asdict(self.maker.gen_stats), "hits": hits,
+        state = {"next_index": self.supply.next_index, "coverage_recent": recent, "counters": counters,
+                 "gen_stats": asdict(self.maker.gen_stats), "hits": hits,
                  "avoidances": self.maker.avoidance.to_json(),
                  "phases": self.phases.figures(),
                  "in_flight": [{"index": c.index, "graph": c.graph.to_json(), "disruption": c.disruption,
