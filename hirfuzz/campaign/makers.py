@@ -20,6 +20,7 @@ from __future__ import annotations
 import multiprocessing
 import queue
 import threading
+import time
 import traceback
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 PER_MAKER = 2  # cases handed to one maker at once: the next is there as it sends one back
+CLOSE_S = 5.0  # how long closing waits for the makers to end
 WORKERS_PER_MAKER = 4  # --makers by default: a maker draws a case in a fraction of a worker's time on it
 
 
@@ -157,8 +159,17 @@ class ProcessMakers(MakerPool):
                 inbox.send(None)
             except OSError:
                 pass
+        # a maker may be sending a case nobody takes now: read it, so that it gets to the end
+        deadline = time.monotonic() + CLOSE_S
+        open_outboxes = list(self.outboxes)
+        while open_outboxes and time.monotonic() < deadline:
+            for pipe in wait(open_outboxes, 0.1):
+                try:
+                    pipe.recv()
+                except (EOFError, OSError):
+                    open_outboxes.remove(pipe)
         for proc in self.procs:
-            proc.join(timeout=5)
+            proc.join(timeout=max(0.0, deadline - time.monotonic()))
             if proc.is_alive():
                 proc.kill()
         for pipe in self.inboxes + self.outboxes:
