@@ -1,6 +1,6 @@
 """Capacity benchmark: how many workers one coordinator keeps busy.
 
-    python tools/bench_capacity.py [--workers 16,32,64,96] [--makers 1] [--seconds 30]
+    python tools/bench_capacity.py [--workers 16,32,64,96] [--makers 2] [--seconds 30]
                                    [--ops 20] [--seed 7] [--speed 1] [--real-scaling SECONDS]
 
 The real coordinator (campaign.coordinator.Campaign's fuzz loop: its case makers, judge,
@@ -317,7 +317,7 @@ def load_times(folders: list[str]) -> list[float]:
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--workers", default="16,32,64,96", help="numbers of simulated workers to try, in order")
-    ap.add_argument("--makers", type=int, default=1, help="case-maker processes (--makers; 0: the coordinator)")
+    ap.add_argument("--makers", type=int, default=2, help="case-maker processes (--makers; 0: the coordinator)")
     ap.add_argument("--seconds", type=float, default=30.0, help="the measured window per number of workers")
     ap.add_argument("--warmup", type=float, help="seconds before the window (default: 1.5 mean case times)")
     ap.add_argument("--ops", type=int, default=20)
