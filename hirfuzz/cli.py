@@ -24,6 +24,17 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _count(text: str) -> int:
+    """A whole number, 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more; got {text!r}")
+    return value
+
+
 def _dialects(text: str) -> list[str]:
     from .core.spec import DIALECTS
     names = _names(text)
@@ -105,6 +116,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_positive_int, metavar="N",
                    help="parallel workers (default: the number of cores; with --ray, a cap on the workers "
                         "per IR, default: the cluster's CPUs)")
+    p.add_argument("--makers", type=_count, metavar="N",
+                   help="processes drawing cases ahead of the workers, so that the coordinator only "
+                        "hands out and judges (0: the coordinator draws them; default: one per 4 workers, "
+                        "at most 8). The same seed draws the same cases whatever N")
     p.add_argument("--ray", nargs="?", const=LOCAL_RAY, metavar="ADDRESS",
                    help="run the workers on a Ray cluster: ADDRESS as `ray start --head` prints it "
                         "(HOST:PORT), ray://HOST:PORT or auto; with no ADDRESS, start Ray on this machine. "
@@ -223,11 +238,13 @@ def run(argv=None) -> int:
     jobs = args.jobs or (None if args.ray is not None else os.cpu_count() or 1)
 
     from .campaign.coordinator import Campaign, Settings, format_summary, stop_note
+    from .campaign.makers import default_makers
     settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,
                         ops=args.ops, out=args.out, targets=targets, guided=not args.no_coverage,
                         only_ops=args.only_ops, dtypes=args.dtypes, timeout_s=args.timeout,
                         max_memory_mb=args.max_memory, spec_dir=args.specs, verify=not args.no_verify,
-                        jobs=jobs, reduce=not args.no_reduce, recycle_after=args.recycle,
+                        jobs=jobs, makers=default_makers(jobs) if args.makers is None else args.makers,
+                        reduce=not args.no_reduce, recycle_after=args.recycle,
                         executors=[info.baseline] + [e for e in args.executors if e != info.baseline],
                         dialect=args.dialect, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
                         pass_files=[str(Path(f).resolve()) for f in args.passes],

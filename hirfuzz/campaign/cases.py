@@ -2,11 +2,12 @@
 
 `CaseMaker` holds what making a case needs: the settings, the op specs, what the
 coordinator knows of the dialect, the pass catalog, and the generation state a checkpoint
-saves (coverage, the graph stream, generation statistics). A case is its graph plus
-everything drawn for it from its own named random streams (`Stream`): its inputs, its
-lowering plan and mutation seed, and its configurations, so a seed fixes every case
-whatever the number of workers, and a case can be made again from its graph alone
-(resuming, reducing).
+saves (coverage, generation statistics). A case is drawn from its own named random streams
+(`Stream`): its graph, its inputs, its lowering plan and mutation seed, and its
+configurations; its graph is generated against the coverage of the cases a fixed lag
+before it (campaign.coverage_ledger). So a seed fixes every case whatever the number of
+workers and of case makers (campaign.makers), and a case can be made again from its graph
+alone (resuming, reducing).
 
 A campaign's targets shape its cases: the graphs hold no op instance one of them is known
 not to build (the op specs' `targets:`), and the lowering plans none of the features one of
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..core.calls import call_records
-from ..core.coverage import Coverage
+from ..core.coverage import Coverage, layered
 from ..core.generate import GenStats, Rejected, drawable, generate_graph
 from ..core.graph import Graph
 from ..core.inputs import choose_inputs
@@ -34,6 +35,7 @@ from ..core.violations import draw_inputs as draw_violation_inputs, generate_vio
 from ..errors import HirfuzzError
 from ..protocol import encode_array, make_config
 from .avoidance import AvoidanceSchedule
+from .coverage_ledger import CoverageLedger
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
 
 if TYPE_CHECKING:
@@ -64,17 +66,27 @@ class Case:
         return self.runnable and not self.out_of_domain
 
 
+@dataclass
+class Made:
+    """A case as a case maker drew it, with what drawing it adds to the campaign's
+    generation state: the coverage keys its graph added and its generation statistics."""
+    case: Case
+    coverage: Coverage
+    stats: "GenStats"
+
+
 P_UNDIRECTED = 0.25  # cases of a pass-directed campaign generated without direction
 
 
 class Stream(IntEnum):
-    """A case's random streams besides the campaign's graph stream (values fixed: a seed
-    must give the same campaign across versions)."""
+    """A case's random streams (values fixed: a seed must give the same campaign across
+    versions)."""
     INPUTS = 0      # input values (the key is [seed, index], for older campaigns' sake)
     CONFIGS = 2     # the pass sequence and opt level drawn for the case
     PLAN = 3        # the lowering plan: functions, closures, IR features
     MUTATION = 4    # the mutators a worker applies
     DIRECTION = 5   # whether a pass-directed campaign's case is directed (campaign.probe)
+    GRAPH = 6       # its graph (and a disruptive case's violation)
 
 
 class CaseMaker:
@@ -95,9 +107,9 @@ class CaseMaker:
         self.target_kinds = target_kinds(settings.targets)
         # the plan features some target of the campaign cannot lower: stripped from every plan
         self.unlowerable = load_target_limits().features_unlowerable(self.target_kinds)
-        # the generation state a checkpoint saves (see restore)
-        self.coverage = Coverage()
-        self.gen_rng = np.random.default_rng(settings.seed)
+        # the generation state a checkpoint saves (see restore): coverage as the cases made
+        # added it, and their generation statistics summed
+        self.ledger = CoverageLedger()
         self.gen_stats = GenStats()
         # the constructs confirmed findings fail on alone, avoided from the case each took
         # effect at (campaign.avoidance); the checkpoint saves the schedule
@@ -113,26 +125,53 @@ class CaseMaker:
         with its GPU's architecture and limits (core.targets.resolve_target)."""
         self.targets = [resolve_target(t, hello) for t in self.s.targets]
 
+    @property
+    def coverage(self) -> Coverage:
+        """The coverage of every case made so far."""
+        return self.ledger.total
+
     def restore(self, state: dict):
-        """Go on from a checkpoint: its coverage, graph stream and generation statistics."""
-        self.coverage = Coverage.from_json(state.get("coverage", {}))
-        self.gen_rng.bit_generator.state = state["rng"]
+        """Go on from a checkpoint: its coverage and generation statistics."""
+        self.ledger.restore(state.get("coverage", {}), state.get("coverage_recent", []))
         self.gen_stats = GenStats(**state.get("gen_stats", {}))
         self.avoidance.restore(state.get("avoidances", []))
 
     def make_case(self, index: int, graph: Graph | None = None, disruption: dict | None = None,
                   configs: list | None = None, lowering: dict | None = None) -> Case:
+        """Case `index`: drawn anew (no `graph`; cases are drawn in index order, as a
+        campaign draws them) or made again from its graph."""
+        if graph is None:
+            made = self.draw_case(index, self.ledger.base_for(index), self.avoidance.avoided_at(index))
+            self.absorb(index, made)
+            return made.case
+        return self._make(index, graph, disruption, configs, lowering, Coverage(), GenStats(), frozenset())
+
+    def draw_case(self, index: int, base: Coverage, avoid: frozenset) -> Made:
+        """Case `index` drawn anew against the coverage `base` (the ledger's for it), without
+        the (op, dtype) pairs `avoid`: what a case maker does."""
+        coverage, stats = layered(base), GenStats()
+        case = self._make(index, None, None, None, None, coverage, stats, avoid)
+        return Made(case, coverage, stats)
+
+    def absorb(self, index: int, made: Made):
+        """What drawing case `index` added: its coverage keys, its generation statistics."""
+        self.ledger.merge(index, made.coverage)
+        self.gen_stats.add(made.stats)
+
+    def _make(self, index: int, graph: Graph | None, disruption: dict | None, configs: list | None,
+              lowering: dict | None, coverage: Coverage, stats: GenStats, avoid: frozenset) -> Case:
+        """Case `index`, its graph generated where none is given: against `coverage`, which it
+        adds to, counted in `stats`."""
         if self.s.mode == "disruptive":
-            return self.make_disruptive_case(index, graph, disruption)
+            return self.make_disruptive_case(index, graph, disruption, coverage)
         t0 = time.perf_counter()
         direction = None
         generated = graph is None
         if generated:
             direction = self.case_direction(index)
-            graph = generate_graph(self.specs, self.gen_rng, self.s.ops, self.coverage, guided=self.s.guided,
-                                   ops=self.s.only_ops, dtypes=self.s.dtypes, stats=self.gen_stats,
-                                   direction=direction, targets=self.target_kinds,
-                                   avoid=self.avoidance.avoided_at(index))
+            graph = generate_graph(self.specs, self.case_rng(index, Stream.GRAPH), self.s.ops, coverage,
+                                   guided=self.s.guided, ops=self.s.only_ops, dtypes=self.s.dtypes, stats=stats,
+                                   direction=direction, targets=self.target_kinds, avoid=avoid)
         gen_ms = (time.perf_counter() - t0) * 1000
         t_inputs = time.perf_counter()
         # inputs have their own stream per case, so the graphs depend on the seed alone
@@ -142,11 +181,11 @@ class CaseMaker:
         expected = [chosen.facts[r] for r in graph.results()]
         if lowering is None:
             # a case made again from its graph (resumed) was counted when it was generated
-            lowering = self.case_lowering(graph, index, direction, self.gen_stats if generated else None)
+            lowering = self.case_lowering(graph, index, direction, stats if generated else None)
             if self.direction is not None:  # directed or not, what it exercises of the probe counts
                 plan = lowering.get("plan")
                 used = LoweringPlan.from_json(plan).features_used() if plan else []
-                self.coverage.add(self.direction.exercised(graph, used))
+                coverage.add(self.direction.exercised(graph, used))
         case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason, chosen.op,
                     configs=configs if configs is not None else self.case_configs(index, lowering),
                     lowering=lowering)
@@ -204,16 +243,19 @@ class CaseMaker:
         """A configuration of the campaign's dialect, naming the oracle that judges it."""
         return {**make_config(executor, target, dialect=self.s.dialect, **kw), ORACLE_FIELD: oracle.value}
 
-    def make_disruptive_case(self, index: int, graph: Graph | None, disruption: dict | None) -> Case:
-        """A valid graph (none for even cases: single-node, as HIRGen did) plus one violation."""
+    def make_disruptive_case(self, index: int, graph: Graph | None, disruption: dict | None,
+                             coverage: Coverage | None = None) -> Case:
+        """A valid graph (none for even cases: single-node, as HIRGen did) plus one violation,
+        drawn against the violation coverage of `coverage`, which it adds to."""
+        coverage = coverage if coverage is not None else Coverage()
         t0 = time.perf_counter()
         generated = graph is None
+        rng = self.case_rng(index, Stream.GRAPH)
         while generated:
             n_ops = 1 if index % 2 == 0 else self.s.ops
             try:
-                graph, violation = generate_violation(self.specs, self.gen_rng, n_ops,
-                                                      self.coverage.sets["violation"], self.s.guided,
-                                                      self.violable)
+                graph, violation = generate_violation(self.specs, rng, n_ops, coverage.sets["violation"],
+                                                      self.s.guided, self.violable)
                 disruption = {"violation": violation.to_json(), "plan": violation_plan(violation, graph, self.specs)}
                 # an input of the violating call outside its domain breaks a second constraint
                 inputs, chosen = draw_violation_inputs(graph, disruption["violation"], self.specs,

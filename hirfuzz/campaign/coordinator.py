@@ -1,7 +1,8 @@
 """The campaign: generate cases, keep every worker busy, judge answers, keep findings.
 
-The coordinator never imports TVM. It makes every case itself (`cases`: so coverage
-guidance is global and a seed fixes the graphs whatever the number of workers), hands
+The coordinator never imports TVM. Its case makers draw the cases (`makers`: in its own
+process, in maker processes or on the cluster; coverage guidance is merged by case index,
+so a seed fixes the graphs whatever the number of workers and makers); it hands
 cases to idle workers, has their answers judged (`judge`), counts the outcomes (`tallies`)
 and files the findings (`findings`). A new finding is kept in pending/ and finished
 (reduced, rendered, its reproducer run alone) by `reducer` on a worker lent by the pool,
@@ -33,6 +34,7 @@ from .judge import Judge
 from .oracles import Oracle
 from .outcome import Outcome, Status
 from .known import KnownFindings, load_known
+from .makers import open_makers
 from .outdir import FIXED_SETTINGS, OutDir, OutputError, write_atomic
 from .phases import Phase, PhaseClock
 from .probe import ProbeContext, Prober, direction_of
@@ -44,7 +46,7 @@ from .settings import Settings
 from .summary import CampaignView, format_summary, summary
 from .supply import CaseSupply
 from .tallies import Counters, Tallies
-from .timings import case_timings
+from .timings import CoordinatorClock, case_timings
 from .userpasses import check_user_passes
 from .versions import baseline_of, campaign_releases
 
@@ -98,6 +100,7 @@ class Campaign:
         self.answers: dict[int, dict[str, object]] = {}  # case -> its answers so far, by IR
         self.phases = PhaseClock(lambda: self.counters.cases, (state or {}).get("phases"))
         self.last_checkpoint = self.last_summary = 0.0
+        self.clock = CoordinatorClock()  # the coordinator's own seconds, per stage
         self.stopped_by: signal.Signals | None = None  # the signal that stopped the campaign
         self.probes = []  # what probing the passes found (core.probe.PassProbe)
         self.releases = []  # the other TVM releases confirmed findings are tried under (versions.py)
@@ -177,23 +180,27 @@ class Campaign:
         now = time.monotonic()
         if now - self.last_summary >= SUMMARY_S:
             self.last_summary = now
-            self.write_summary()
+            with self.clock.stage("summary"):
+                self.write_summary()
         if now - self.last_checkpoint >= CHECKPOINT_S:
             self.last_checkpoint = now
-            self.checkpoint()
+            with self.clock.stage("checkpoint"):
+                self.checkpoint()
 
     def checkpoint(self):
         pending = sorted(list(self.in_flight.values()) + self.supply.unjudged(), key=lambda c: c.index)
         counters = asdict(self.counters)
         counters["elapsed_s"] = self.elapsed()
         hits = {finding.signature: finding.hits for finding in self.tables.all_findings()}
-        state = {"next_index": self.supply.next_index, "rng": self.maker.gen_rng.bit_generator.state,
-                 "counters": counters, "gen_stats": asdict(self.maker.gen_stats), "hits": hits,
+        self.tables.write_hits()
+        coverage, recent = self.maker.ledger.saved(self.supply.next_index)
+        state = {"next_index": self.supply.next_index, "coverage_recent": recent, "counters": counters,
+                 "gen_stats": asdict(self.maker.gen_stats), "hits": hits,
                  "avoidances": self.maker.avoidance.to_json(),
                  "phases": self.phases.figures(),
                  "in_flight": [{"index": c.index, "graph": c.graph.to_json(), "disruption": c.disruption,
                                 "lowering": c.lowering} for c in pending]}
-        self.out.checkpoint(state, self.coverage.to_json())
+        self.out.checkpoint(state, coverage)
 
     def elapsed(self) -> float:
         return self.counters.elapsed_s + (time.monotonic() - self.started)
@@ -225,8 +232,10 @@ class Campaign:
             if self.reductions.pending:
                 self.say(f"{len(self.reductions.pending)} finding(s) not finished yet, kept in "
                          f"{self.out / PENDING}; run the same command again to finish them")
-            summary = self.write_summary()
-            write_atomic(self.out / "report.md", campaign_report(self.out.path, summary))
+            with self.clock.stage("summary"):
+                summary = self.write_summary()
+            with self.clock.stage("report"):
+                write_atomic(self.out / "report.md", campaign_report(self.out.path, summary))
         except OutputError as exc:
             raise HirfuzzError(f"{exc}; the campaign stopped there. What it saved before is whole: make room "
                                f"in {self.out.path} and run the same command again to resume") from None
@@ -238,6 +247,7 @@ class Campaign:
         was not all written)."""
         restore_signals = self._catch_stop_signals()
         failed = False
+        self.supply.makers = open_makers(self.s, self.maker, self.supply.next_index)
         try:
             while self.step():
                 self.save_progress()
@@ -249,6 +259,7 @@ class Campaign:
         finally:
             restore_signals()
             self.reductions.halt(join_s=5.0)
+            self.supply.makers.close()
             self.pool.close()
             self.screen.close()
             if not failed:
@@ -316,7 +327,8 @@ class Campaign:
         for case, answers in answered:
             self.judge(case, answers[self.s.dialect], answers.get(self.s.cross_dialect))
             self._tick()
-        self.supply.make_ahead()
+        with self.clock.stage("make"):
+            self.supply.make_ahead()
         return True
 
     def dispatch(self):
@@ -324,13 +336,15 @@ class Campaign:
         the other idle workers get cases."""
         self.reductions.lend(self.pool, max(1, self.pool.jobs // 2) if self.supply.handing_out() else self.pool.jobs)
         while (workers := self.idle_workers()) is not None:
-            case = self.supply.next_case()
+            with self.clock.stage("make"):
+                case = self.supply.next_case()
             if case is None:
                 break
             self._waits[case.index] = self.supply.waited_s(case)
             self.in_flight[case.index] = case
-            for worker, half in zip(workers, [case, case.cross]):
-                worker.submit(case, half.request, self.s.timeout_s)
+            with self.clock.stage("dispatch"):
+                for worker, half in zip(workers, [case, case.cross]):
+                    worker.submit(case, half.request, self.s.timeout_s)
 
     def idle_workers(self) -> list[Worker] | None:
         """An idle worker for each IR of the campaign (a case runs in all at once), or None."""
@@ -364,11 +378,16 @@ class Campaign:
         if isinstance(answer, dict):
             self.tallies.count_features(case, answer)
         t_compare = time.perf_counter()
-        outcome = self.judging.classify(case, answer)
-        if case.cross is not None:
-            outcome = self.judge_cross(case, answer, half_answer, outcome)
-        timings, config_timings = case_timings(case, answer, self._waits.pop(case.index, 0.0),
-                                               time.perf_counter() - t_compare)
+        with self.clock.stage("judge"):
+            outcome = self.judging.classify(case, answer)
+            if case.cross is not None:
+                outcome = self.judge_cross(case, answer, half_answer, outcome)
+        with self.clock.stage("record"):
+            self._record(case, answer, outcome, time.perf_counter() - t_compare)
+
+    def _record(self, case: Case, answer, outcome: Outcome, compare_s: float):
+        """Count the case's outcome, file its finding and log it (stats.jsonl)."""
+        timings, config_timings = case_timings(case, answer, self._waits.pop(case.index, 0.0), compare_s)
         self.tallies.count_judged(case, answer, outcome, timings)
         self._record_outcome(case, answer, outcome)
         self.out.append_stats({
@@ -419,7 +438,7 @@ class Campaign:
         cross_tvm = self.pool.installation_of(self.s.cross_dialect).get("tvm") if self.cross is not None else None
         return CampaignView(settings=self.s, tallies=self.tallies, tables=self.tables, pool=self.pool,
                             maker=self.maker, probes=self.probes, phases=self.phases.figures(),
-                            resumed=self.resumed, elapsed_s=self.elapsed(),
+                            resumed=self.resumed, elapsed_s=self.elapsed(), coordinator_s=self.clock.figures(),
                             running_s=time.monotonic() - self.started, cross_tvm=cross_tvm)
 
     def write_summary(self) -> dict:

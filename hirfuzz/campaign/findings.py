@@ -44,6 +44,9 @@ class FindingTables:
         self.aliases: dict[str, str] = {}  # pass-order signatures -> their minimal sequence's
         self.also_scripts: dict[str, dict[str, str]] = {}  # a pending finding's also-<op>.py files
         self.roots: dict[str, str] = {}  # root key (core.finding.root_key) -> the finding filed under it first
+        # findings hit since their finding.json was last written: written with the checkpoint
+        # (write_hits), not at each hit, which would cost every case that hits one a file
+        self._hits_unwritten: set[str] = set()
         # called with each confirmed finding filed in findings/ and its case.json (text)
         self.confirmed: Callable[[Finding, str], None] = lambda finding, case_json: None
 
@@ -141,7 +144,7 @@ class FindingTables:
                 if known is not None:
                     self.hit(known, case, finding)
                     if table is self.findings:
-                        self.rewrite_finding_json(known)
+                        self._hits_unwritten.add(known.signature)
                     return
             self.keep("findings", case, finding, log)
 
@@ -176,6 +179,8 @@ class FindingTables:
         report = folder / "bug-report.md"
         if report.is_file():
             write_atomic(report, with_hit_by_lines(report.read_text(), known.to_json()))
+        if known.signature in self.findings:  # its hit_by as its report says it, at once
+            self.rewrite_finding_json(known)
 
     def rename_finding(self, finding: Finding, signature: str) -> bool:
         """Key `finding` on `signature` from now on (a pass-order finding on its minimal
@@ -253,6 +258,15 @@ class FindingTables:
                 self.confirmed(finding, files.get("case.json", ""))
             why = f"\n    {finding.extra['unconfirmed_reason']}" if folder == "unconfirmed" else ""
             self.say(f"{LABELS[folder]} {name}: {finding.message[:200]}{why}\n    -> {self.out / finding.path}/repro.py")
+
+    def write_hits(self):
+        """finding.json of each finding hit since it was last written, with its hits now."""
+        with self.lock:
+            hit, self._hits_unwritten = self._hits_unwritten, set()
+            for signature in sorted(hit):
+                finding = self.findings.get(signature)
+                if finding is not None:
+                    self.rewrite_finding_json(finding)
 
     def rewrite_finding_json(self, finding: Finding):
         folder = self.out / finding.path

@@ -231,12 +231,12 @@ class OutDir:
         if known != installation:
             write_atomic(self.path / MARKER, json.dumps({**meta, "installation": installation}, indent=2) + "\n")
 
-    def checkpoint(self, state: dict, coverage: dict):
-        """Coverage first, then the state that refers to it: a kill between leaves both usable.
-        The state notes how long stats.jsonl is, to cut off what a resume logs again."""
+    def checkpoint(self, state: dict, coverage: str):
+        """Coverage first (`coverage`: coverage.json's text), then the state that refers to it:
+        a kill between leaves both usable. The state notes how long stats.jsonl is, to cut off what a resume logs again."""
         stats = self.path / STATS
         stats_bytes = stats.stat().st_size if stats.is_file() else 0
-        write_atomic(self.path / "coverage.json", json.dumps(coverage) + "\n")
+        write_atomic(self.path / "coverage.json", coverage + "\n")
         write_atomic(self.path / STATE, json.dumps({"format": FORMAT, **state, "stats_bytes": stats_bytes}) + "\n")
 
     def save_aliases(self, aliases: dict[str, str]):

@@ -1,8 +1,9 @@
 """Workers on a Ray cluster (--ray): a pool whose slots are Ray actors, each hosting the
 sandbox on its node.
 
-The coordinator stays one process: it draws every case, judges every answer and writes
-every file, exactly as with the local `sandbox.Pool`, whose interface `RayPool` keeps
+The coordinator stays one process: it draws every case (or has --makers actors draw them,
+campaign.makers), judges every answer and writes every file, exactly as with the local
+`sandbox.Pool`, whose interface `RayPool` keeps
 (`idle`, `in_flight`, `wait`, lending to reductions). Each slot is one `SandboxHost` actor
 holding one `sandbox.Worker` on its node, so a TVM segfault kills that worker process
 (answered with a `Death`, restarted, recycled, as on one machine), never the actor.

@@ -23,6 +23,7 @@ class Settings:
     spec_dir: str | None = None
     verify: bool = True
     jobs: int | None = 1                   # workers per IR; with --ray a cap (None: the cluster's CPUs)
+    makers: int = 0                        # case-maker processes (campaign.makers; 0: the coordinator draws)
     reduce: bool = True
     recycle_after: int | None = 500
     targets: list[str] = field(default_factory=lambda: ["llvm"])

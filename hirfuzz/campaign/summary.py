@@ -37,6 +37,7 @@ class CampaignView:
     elapsed_s: float         # over every run of the campaign
     running_s: float         # of this run
     cross_tvm: str | None    # the second IR's TVM, in a cross-IR campaign
+    coordinator_s: dict | None = None  # the coordinator's own seconds per stage (timings.CoordinatorClock)
 
 
 def summary(view: CampaignView) -> dict:
@@ -134,6 +135,8 @@ def _times(view: CampaignView) -> dict:
         "time_starting_workers_s": round(pool.startup_s, 3),
         "time_verifying_reproducers_s": round(c.verify_s, 3), "time_reducing_s": round(c.reduce_s, 3),
         "generation_s": round(c.gen_s, 3),
+        # this run's coordinator: seconds per stage of its own work (timings.COORDINATOR_STAGES)
+        "coordinator_s": view.coordinator_s or {},
         "overhead_share": round(max(0.0, 1 - in_tvm / capacity), 4) if capacity > 0 else 0.0,
         "worker_busy_share": round(pool.busy_s / (len(pool.workers) * max(1e-9, view.running_s)), 4),
         "worker_restarts": pool.restarts, "worker_recycles": pool.recycles,

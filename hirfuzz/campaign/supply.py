@@ -1,6 +1,6 @@
 """The cases a campaign hands out, in order: those a killed run left unjudged, then new ones
-(the next one made ahead while the workers build), within the budget (--iterations,
---time) and until a signal stops the campaign."""
+(drawn by the case makers, campaign.makers; the next one made ahead while the workers
+build), within the budget (--iterations, --time) and until a signal stops the campaign."""
 from __future__ import annotations
 
 import time
@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from ..core.graph import Graph
 from .cases import Case, CaseMaker
+from .makers import InProcessMakers
 
 if TYPE_CHECKING:
     from .cross import CrossSide
@@ -25,6 +26,7 @@ class CaseSupply:
         self.ahead: list[Case] = []  # made while the workers were busy, for the next idle one
         self._made_at: dict[int, float] = {}  # case made ahead -> when
         self.stopping = False    # a signal stopped the campaign: no case is handed out any more
+        self.makers = InProcessMakers(maker)  # who draws new cases (the fuzz phase may open a pool)
 
     def restore(self, state: dict):
         """Where a checkpoint left the supply: the next index, and the cases it had handed
@@ -56,7 +58,7 @@ class CaseSupply:
         if self.iterations_done():
             return None
         t0 = time.perf_counter()
-        case = self.with_cross_half(self.maker.make_case(self.next_index))
+        case = self.with_cross_half(self.makers.take(self.next_index))
         self.counters.gen_s += time.perf_counter() - t0
         self._made_at[case.index] = time.monotonic()
         self.next_index += 1
@@ -65,7 +67,7 @@ class CaseSupply:
     def make_ahead(self):
         """Make the next case while the workers build, so that the next worker to answer
         starts it at once instead of waiting for generation and the input search."""
-        if self.ahead or self.stopping or self.time_up():
+        if self.ahead or self.stopping or self.time_up() or not self.makers.ready(self.next_index):
             return
         case = self.make_next_case()  # None once --iterations cases are made
         if case is not None:

@@ -13,6 +13,9 @@ is the worker's whole time on the case.
 """
 from __future__ import annotations
 
+import time
+from contextlib import contextmanager
+
 STAGES = ("generate", "inputs", "prepare", "wait", "transfer", "idle", "lower", "well_formed", "mutate",
           "passes", "build", "load", "run", "compare", "worker")
 
@@ -51,3 +54,31 @@ def case_timings(case, answer, wait_s: float, compare_s: float) -> tuple[dict, l
 def add_totals(totals: dict, timings: dict):
     for k, v in timings.items():
         totals[k] = totals.get(k, 0.0) + v
+
+
+# The coordinator's own work, per stage (summary.json "coordinator_s"): `make`, drawing or
+# taking the cases it hands out (campaign.makers); `dispatch`, sending them to workers;
+# `judge`, the oracles' verdicts; `record`, counting and filing them (tallies, finding
+# tables, stats.jsonl); `summary`, `checkpoint` and `report`, the files it rewrites.
+COORDINATOR_STAGES = ("make", "dispatch", "judge", "record", "summary", "checkpoint", "report")
+
+
+class CoordinatorClock:
+    """Seconds the coordinator spent per stage (COORDINATOR_STAGES): wall time, and the CPU
+    time of its thread (what the stage costs, less what it waited for)."""
+
+    def __init__(self):
+        self.seconds = dict.fromkeys(COORDINATOR_STAGES, 0.0)
+        self.cpu_seconds = dict.fromkeys(COORDINATOR_STAGES, 0.0)
+
+    @contextmanager
+    def stage(self, name: str):
+        t0, cpu0 = time.perf_counter(), time.thread_time()
+        try:
+            yield
+        finally:
+            self.seconds[name] += time.perf_counter() - t0
+            self.cpu_seconds[name] += time.thread_time() - cpu0
+
+    def figures(self) -> dict:
+        return {k: round(v, 3) for k, v in self.seconds.items()}

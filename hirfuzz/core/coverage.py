@@ -5,6 +5,9 @@ generated graphs contain.
 
 Coverage lives across the graphs of a campaign: a graph is steered towards pairs and
 shapes that no earlier graph produced. Keys are plain tuples so that the sets save to JSON.
+A graph is generated over a `layered` coverage: what it adds is kept apart from what it
+was steered by, so that what each case added can be merged by the campaign
+(campaign.makers.CoverageLedger).
 """
 from __future__ import annotations
 
@@ -33,19 +36,39 @@ class Coverage:
         return {c: len(s) for c, s in self.sets.items()}
 
     def to_json(self) -> dict:
-        return {c: sorted(_jsonable(k) for k in s) for c, s in self.sets.items()}
+        return {c: sorted(jsonable_key(k) for k in s) for c, s in self.sets.items()}
 
     @staticmethod
     def from_json(d: dict) -> "Coverage":
         cov = Coverage()
         for c in CRITERIA:
-            cov.sets[c] = {_tuplify(k) for k in d.get(c, [])}
+            cov.sets[c] = {key_of_json(k) for k in d.get(c, [])}
         return cov
 
 
-def _jsonable(key):
-    return [_jsonable(k) for k in key] if isinstance(key, tuple) else key
+class _Over(set):
+    """The keys added over a base set; membership looks in the base too."""
+
+    def __init__(self, base: set):
+        super().__init__()
+        self.base = base
+
+    def __contains__(self, key) -> bool:
+        return set.__contains__(self, key) or key in self.base
+
+    def __reduce__(self):  # pickled (a case maker's answer) as the keys added alone
+        return set, (list(iter(self)),)
 
 
-def _tuplify(key):
-    return tuple(_tuplify(k) for k in key) if isinstance(key, list) else key
+def layered(base: Coverage) -> Coverage:
+    """A coverage that reads `base` and keeps what is added apart from it: its sets iterate
+    over the keys added only (`base` is left as it is)."""
+    return Coverage({c: _Over(base.sets[c]) for c in CRITERIA})
+
+
+def jsonable_key(key):
+    return [jsonable_key(k) for k in key] if isinstance(key, tuple) else key
+
+
+def key_of_json(key):
+    return tuple(key_of_json(k) for k in key) if isinstance(key, list) else key

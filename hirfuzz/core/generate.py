@@ -440,6 +440,19 @@ class GenStats:
         for feature, n in stripped.items():
             self.plan_features_stripped[feature] = self.plan_features_stripped.get(feature, 0) + n
 
+    def add(self, other: "GenStats"):
+        """Count `other`'s figures too (one case's, as a case maker drew it)."""
+        self.attempts += other.attempts
+        self.rejected_invalid += other.rejected_invalid
+        self.rejected_no_coverage += other.rejected_no_coverage
+        for target, counts in other.avoided.items():
+            mine = self.avoided.setdefault(target, {})
+            for instance, n in counts.items():
+                mine[instance] = mine.get(instance, 0) + n
+        self.count_stripped(other.plan_features_stripped)
+        for instance, n in other.avoided_found.items():
+            self.avoided_found[instance] = self.avoided_found.get(instance, 0) + n
+
 
 def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Coverage,
                    guided: bool = True, ops: list[str] | None = None,

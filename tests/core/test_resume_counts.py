@@ -32,7 +32,11 @@ def test_hits_counted_before_a_checkpoint_follow_a_finding_renamed_after_it(tmp_
     first.tables.file_finding("findings", found, {"repro.py": "raise SystemExit(1)\n"})
     first.tables.record(case, wrong_result(FIRST), "log")
     saved = tmp_path / "out" / found.path / "finding.json"
-    assert found.hits == 4 and json.loads(saved.read_text())["hits"] == 4
+    # a hit is written to finding.json with the next checkpoint, before its state.json (a kill
+    # between the two leaves the file ahead of the state)
+    assert found.hits == 4 and json.loads(saved.read_text())["hits"] == 3
+    first.tables.write_hits()
+    assert json.loads(saved.read_text())["hits"] == 4
 
     resumed = Campaign(settings, specs, progress=False)
     assert list(resumed.tables.findings) == [MINIMAL] and resumed.tables.findings[MINIMAL].hits == 3

@@ -75,6 +75,7 @@ def test_a_finding_with_the_root_key_of_a_filed_one_joins_it_and_a_resume_keeps_
     # a later hit of the joined one counts for the earlier
     tables.record(case, crash(later_sig, case=9), "log")
     assert earlier.hits == 6 and not tables.reductions.pending
+    first.checkpoint()  # which writes the hit to finding.json too
 
     resumed = Campaign(settings, specs, progress=False)
     assert resumed.tables.roots == {earlier.extra["root_key"]: earlier.signature}
