@@ -8,7 +8,8 @@ findings a campaign files in an hour, not how many cases it runs. Every setting 
 user runs it (findings reduced and their reproducers checked) for --time seconds with
 --jobs 1, all settings and seeds side by side at once, so that they share the machine
 alike (it is shared and noisy: compare the rows, not the absolute figures). A setting is
-`key=value` pairs joined by commas over the flags `ops` and `mutations`.
+`key=value` pairs joined by commas over the flags `ops`, `mutations` and `followups`
+(--followup-mutants).
 
 Per setting the table gives the cases run, the distinct confirmed findings (signatures),
 the distinct subjects they blame (the pass, or the kind and stage of a finding without
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FLAGS = {"ops": "--ops", "mutations": "--mutations"}
+FLAGS = {"ops": "--ops", "mutations": "--mutations", "followups": "--followup-mutants"}
 
 
 def parse_setting(text: str) -> dict[str, int]:

@@ -37,6 +37,7 @@ class CampaignView:
     elapsed_s: float         # over every run of the campaign
     running_s: float         # of this run
     cross_tvm: str | None    # the second IR's TVM, in a cross-IR campaign
+    followups: dict | None = None  # follow-up mutants made, run and waiting (campaign.followups)
 
 
 def summary(view: CampaignView) -> dict:
@@ -76,6 +77,7 @@ def summary(view: CampaignView) -> dict:
         "ir_features": dict(sorted(view.tallies.ir_features.items())),
         "mutators": dict(sorted(view.tallies.mutators_used.items())),
         "mutator_figures": _mutator_figures(view),
+        "followups": view.followups,
         "hirfuzz_bugs": [finding_row(f) for f in view.tables.own_bugs.values()],
         "probe": _probe_summary(view),
     }
