@@ -120,6 +120,10 @@ class IsolateConfig(Step):
                                               f"all {len(case.configs)}")
                 state.whole = True
                 return case
+            if config.get("module"):
+                # a mutant killed it (a follow-up's, where the original passed the same
+                # configurations): the finding is the mutant's, as a mutant's raise is
+                finding.extra.update({"config": config, "mutators": reduction.last_mutators})
         return _under(reduction, case, dict(config or case.configs[0]), finding)
 
 
