@@ -2,7 +2,12 @@
 follow-up is made of (the original's graph, plan, inputs and reference; structure-building
 rewrites; the original's baseline and pass sequence, then the mutant's), how they are paced,
 and that the same seed makes the same follow-ups."""
+import json
+
 import numpy as np
+import pytest
+
+from conftest import run_hirfuzz
 
 from hirfuzz.campaign.cases import CaseMaker
 from hirfuzz.campaign.coordinator import Settings
@@ -174,3 +179,32 @@ def test_the_structural_draw_takes_nothing_else_where_others_apply(specs):
 
     assert drawn(False) - REGISTRY.structural, "no other mutator applies: the test shows nothing"
     assert drawn(True) and drawn(True) <= REGISTRY.structural
+
+
+@pytest.mark.slow
+def test_a_campaign_with_follow_up_mutants_finds_a_tvm_bug_its_originals_do_not_show(tmp_path):
+    """TVM 0.27's DataflowUseInplaceCalls dies (SIGSEGV) on a tuple one function returns
+    passed to another inside a dataflow block (`t = f(x); o = g(t)`): a shape only the
+    outlining rewrites make. Every generated case passes the same sequence; a follow-up
+    mutant of case 5 (seed 1) is killed by it, and its finding is the mutant's."""
+    out = tmp_path / "campaign"
+    proc = run_hirfuzz("--pass-seq", "LegalizeOps,DataflowUseInplaceCalls", "--no-direct", "--followup-mutants", 4,
+                       "--ops", 10, "--iterations", 6, "--seed", 1, "--jobs", 1, "--out", out, "--no-progress",
+                       timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [json.loads(line) for line in (out / "stats.jsonl").read_text().splitlines()]
+    assert all(r["status"] == "ok" for r in rows if r["case"] < FOLLOWUP_INDEX)
+    assert any(r["status"] == "signal" for r in rows if r["case"] >= FOLLOWUP_INDEX)
+    summary = json.loads((out / "summary.json").read_text())
+    [row] = summary["findings"]
+    folder = out / row["path"]
+    finding = json.loads((folder / "finding.json").read_text())
+    assert finding["case"] >= FOLLOWUP_INDEX and finding["confirmed"]
+    config = finding["extra"]["config"]
+    assert config["module"] == 1 and "DataflowUseInplaceCalls" in [step["name"] for step in config["passes"]]
+    assert finding["extra"]["mutators"] and set(finding["extra"]["mutators"]) <= REGISTRY.structural
+    for name in finding["extra"]["mutators"]:
+        assert summary["mutator_figures"][name]["findings"] >= 1
+    assert "the original program is handled correctly" in (folder / "bug-report.md").read_text()
+    repro = (folder / "repro.py").read_text()
+    assert repro.count("@R.function") >= 2, "repro.py should hold the rewritten program, with its outlined function"
