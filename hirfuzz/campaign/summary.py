@@ -100,7 +100,8 @@ def _mutator_figures(view: CampaignView) -> dict:
     findings (TVM's, confirmed) a mutant through it exposed (oracles/mutation.py)."""
     t = view.tallies
     with view.tables.lock:
-        exposed = [name for f in view.tables.by_folder["findings"].values() for name in f.extra.get("mutators", [])]
+        # a rewrite applied twice to one mutant counts once for its finding
+        exposed = [name for f in view.tables.by_folder["findings"].values() for name in set(f.extra.get("mutators", []))]
     return {name: {"applied": t.mutators_used.get(name, 0), "built": t.mutants_built.get(name, 0),
                    "findings": exposed.count(name)}
             for name in sorted(set(t.mutators_used) | set(exposed))}
