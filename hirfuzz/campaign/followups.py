@@ -40,8 +40,7 @@ from dataclasses import dataclass, replace
 from enum import IntEnum
 from typing import TYPE_CHECKING
 
-from ..core.oracle import Approximation, TargetTolerance, judged_facts
-from ..core.oracle import compare_tensor
+from ..core.oracle import Approximation, TargetTolerance, compare_tensor, judged_facts
 from ..protocol import decode_array
 from .cases import Case, Stream
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
