@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from .campaign import DEFAULT_MUTATIONS, DEFAULT_OPS
+from .campaign import DEFAULT_FOLLOWUPS, DEFAULT_MUTATIONS, DEFAULT_OPS
 from .campaign.raypool import LOCAL as LOCAL_RAY, import_ray
 from .core.targets import TARGET_KINDS, target_kind
 from .errors import HirfuzzError
@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--mutations", type=int, default=DEFAULT_MUTATIONS, metavar="N",
                    help="mutators applied to make each case's equivalent mutant, the mutation oracle "
                         f"(default {DEFAULT_MUTATIONS}: no mutant, which found more distinct findings an hour)")
+    p.add_argument("--followup-mutants", type=int, default=DEFAULT_FOLLOWUPS, metavar="N",
+                   help="follow-up cases made from each interesting case (new coverage, a finding, a near miss): "
+                        "N rewrites of it by the structure-building mutators, run through its pass sequence on "
+                        f"its own inputs and reference (default {DEFAULT_FOLLOWUPS}: none)")
     p.add_argument("--no-coverage", action="store_true",
                    help="disable coverage guidance (HIRGen's random baseline)")
     p.add_argument("--only-ops", type=_names, metavar="OP,OP", help="generate only these ops")
@@ -249,6 +253,7 @@ def run(argv=None) -> int:
                         dialect=args.dialect, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
                         pass_files=[str(Path(f).resolve()) for f in args.passes],
                         features=not args.no_features, mutations=max(0, args.mutations),
+                        followups=max(0, args.followup_mutants),
                         tvm_python=tvm_python, tvm_env=tvm_env,
                         cross_dialect=cross, cross_python=cross_python, cross_env=cross_env,
                         known=str(Path(args.known).absolute()) if args.known else None,

@@ -129,7 +129,7 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
     t_mutate = time.perf_counter()
     if mutation:
         try:
-            mutant, applied = dialect.mutate(mod, mutation["seed"], mutation["count"], _traits(request))
+            mutant, applied = _mutate(dialect, mod, mutation, request)
             if applied:  # no mutator applies: no mutant, its configurations skipped (a reduced
                 modules.append(mutant)  # program that fails without one is not a mutant's)
             notes["mutators"] = applied
@@ -255,11 +255,18 @@ def render_case(request: dict, dialect) -> dict:
         mod = dialect.lower({**request, "plan": None} if request.get("plain") else request)
         if request.get("module", 0) == 1:
             mutation = request["mutation"]
-            mod, _ = dialect.mutate(mod, mutation["seed"], mutation["count"], _traits(request))
+            mod, _ = _mutate(dialect, mod, mutation, request)
         text, consts = dialect.render(mod)
     except Exception as exc:
         return error_reply("render", exc, dialect.take_diagnostics())
     return {"status": "ok", "script": text, "consts": [encode_array(c) for c in consts]}
+
+
+def _mutate(dialect, mod, mutation: dict, request: dict):
+    """The case's mutant and the mutators applied, as its mutation says (a follow-up mutant's
+    draws among the structure-building mutators alone: campaign.followups)."""
+    return dialect.mutate(mod, mutation["seed"], mutation["count"], _traits(request),
+                          structural_only=bool(mutation.get("structural")))
 
 
 def _traits(request: dict) -> dict:

@@ -1,14 +1,15 @@
 """Benchmark: distinct findings per hour at a few campaign settings, to choose the defaults.
 
     python tools/bench_settings.py [--time 600] [--seeds 1] [--settings ops=10 ops=20 ops=40]
-                                   [--keep DIR]
+                                   [--keep DIR] [--ir relay]
 
 What decides the defaults (operators per graph, mutants per case) is how many distinct
 findings a campaign files in an hour, not how many cases it runs. Every setting runs as a
 user runs it (findings reduced and their reproducers checked) for --time seconds with
 --jobs 1, all settings and seeds side by side at once, so that they share the machine
 alike (it is shared and noisy: compare the rows, not the absolute figures). A setting is
-`key=value` pairs joined by commas over the flags `ops` and `mutations`.
+`key=value` pairs joined by commas over the flags `ops`, `mutations` and `followups`
+(--followup-mutants).
 
 Per setting the table gives the cases run, the distinct confirmed findings (signatures),
 the distinct subjects they blame (the pass, or the kind and stage of a finding without
@@ -27,7 +28,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FLAGS = {"ops": "--ops", "mutations": "--mutations"}
+FLAGS = {"ops": "--ops", "mutations": "--mutations", "followups": "--followup-mutants"}
 
 
 def parse_setting(text: str) -> dict[str, int]:
@@ -40,9 +41,9 @@ def parse_setting(text: str) -> dict[str, int]:
     return setting
 
 
-def start(setting: dict, seed: int, out: Path, fuzz_s: float) -> subprocess.Popen:
+def start(setting: dict, seed: int, out: Path, fuzz_s: float, ir: str = "relax") -> subprocess.Popen:
     flags = [arg for key, value in setting.items() for arg in (FLAGS[key], str(value))]
-    cmd = [sys.executable, "-m", "hirfuzz", "--time", str(fuzz_s), "--seed", str(seed), "--jobs", "1",
+    cmd = [sys.executable, "-m", "hirfuzz", "--ir", ir, "--time", str(fuzz_s), "--seed", str(seed), "--jobs", "1",
            "--out", str(out), "--no-progress", *flags]
     out.parent.mkdir(parents=True, exist_ok=True)
     with open(out.parent / f"{out.name}.log", "w") as log:
@@ -89,12 +90,13 @@ def main(argv=None) -> int:
     p.add_argument("--seeds", default="1", help="seeds, comma-separated (default 1)")
     p.add_argument("--settings", nargs="+", default=["ops=10", "ops=20", "ops=40"])
     p.add_argument("--keep", help="keep the campaigns' folders here")
+    p.add_argument("--ir", default="relax", help="the IR every campaign fuzzes (default relax)")
     args = p.parse_args(argv)
     settings = [(text, parse_setting(text)) for text in args.settings]
     seeds = [int(s) for s in args.seeds.split(",")]
     base = Path(args.keep or tempfile.mkdtemp(prefix="bench-settings-"))
     t0 = time.monotonic()
-    runs = {(text, seed): start(setting, seed, base / f"{text}-seed{seed}", args.time)
+    runs = {(text, seed): start(setting, seed, base / f"{text}-seed{seed}", args.time, args.ir)
             for text, setting in settings for seed in seeds}
     ended = wait_all(runs, t0)
     rows = []

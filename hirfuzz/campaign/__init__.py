@@ -5,3 +5,4 @@
 # more bugs per build, and a mutant took a quarter of the cases without a finding of its own.
 DEFAULT_OPS = 40
 DEFAULT_MUTATIONS = 0
+DEFAULT_FOLLOWUPS = 0

@@ -58,6 +58,7 @@ class Case:
     request: dict = field(default_factory=dict)
     cross: "Case | None" = None  # a cross-IR campaign's half of it in the second IR (campaign.cross)
     timings: dict = field(default_factory=dict)  # seconds making it: generate, inputs, prepare
+    new_coverage: int = 0     # coverage keys its generation added (campaign.followups reads it)
 
     @property
     def comparable(self) -> bool:
@@ -174,8 +175,10 @@ class CaseMaker:
                                    direction=direction, targets=self.target_kinds, avoid=avoid)
         gen_ms = (time.perf_counter() - t0) * 1000
         t_inputs = time.perf_counter()
-        # inputs have their own stream per case, so the graphs depend on the seed alone
-        chosen = choose_inputs(graph, self.specs, self.case_rng(index, Stream.INPUTS))
+        # inputs have their own stream per case, so the graphs depend on the seed alone (a
+        # follow-up mutant made again, when resumed or reduced, has its original's: followups)
+        streams = streams_index(index, lowering)
+        chosen = choose_inputs(graph, self.specs, self.case_rng(streams, Stream.INPUTS))
         t_prepare = time.perf_counter()
         inputs = [chosen.values[n.id] for n in graph.variables]
         expected = [chosen.facts[r] for r in graph.results()]
@@ -187,8 +190,8 @@ class CaseMaker:
                 used = LoweringPlan.from_json(plan).features_used() if plan else []
                 coverage.add(self.direction.exercised(graph, used))
         case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason, chosen.op,
-                    configs=configs if configs is not None else self.case_configs(index, lowering),
-                    lowering=lowering)
+                    configs=configs if configs is not None else self.case_configs(streams, lowering),
+                    lowering=lowering, new_coverage=added_keys(coverage) if generated else 0)
         case.request = {"case": index, "graph": graph.to_json(), "calls": call_records(graph, self.specs),
                         "configs": case.configs,
                         "run": chosen.runnable, "inputs": [encode_array(a) for a in inputs], **lowering}
@@ -291,6 +294,18 @@ class CaseMaker:
             raise HirfuzzError(f"disruptive mode: every selected op is a composite of several {self.s.dialect} "
                                f"ops ({', '.join(names)}); select at least one the dialect has as one op")
         return ops
+
+
+def added_keys(coverage: Coverage) -> int:
+    """How many coverage keys a case's drawing added: its layered coverage (core.coverage.layered)
+    iterates over those alone, and is the same whatever the number of case makers."""
+    return sum(len(keys) for keys in coverage.sets.values())
+
+
+def streams_index(index: int, lowering: dict | None) -> int:
+    """The index whose input and configuration streams case `index` draws from: its own, or
+    a follow-up mutant's original's (campaign.followups: same inputs, same pass sequence)."""
+    return ((lowering or {}).get("mutation") or {}).get("of_case", index)
 
 
 def _plant(request: dict, index: int):

@@ -390,6 +390,7 @@ class Campaign:
         timings, config_timings = case_timings(case, answer, self._waits.pop(case.index, 0.0), compare_s)
         self.tallies.count_judged(case, answer, outcome, timings)
         self._record_outcome(case, answer, outcome)
+        self.supply.judged(case, answer, outcome)
         self.out.append_stats({
             "case": case.index, "t": round(self.elapsed(), 3), "status": outcome.status_text,
             "gen_ms": round(case.gen_ms, 3), "findings": len(self.tables.findings),
@@ -439,7 +440,8 @@ class Campaign:
         return CampaignView(settings=self.s, tallies=self.tallies, tables=self.tables, pool=self.pool,
                             maker=self.maker, probes=self.probes, phases=self.phases.figures(),
                             resumed=self.resumed, elapsed_s=self.elapsed(), coordinator_s=self.clock.figures(),
-                            running_s=time.monotonic() - self.started, cross_tvm=cross_tvm)
+                            running_s=time.monotonic() - self.started, cross_tvm=cross_tvm,
+                            followups=self.supply.followups.figures())
 
     def write_summary(self) -> dict:
         data = summary(self.view())

@@ -277,6 +277,7 @@ class Reduction:
         self.pending = pending  # Reductions.pending: signature -> job, read under the host's lock
         self.step = StepStats()  # the running step's statistics, which its trials count into
         self.scripts = FindingScripts(host.info, host.specs, host.settings, host.tvm_version, self.module_script)
+        self.last_mutators: list[str] = []  # the mutators the last trial's mutant went through (a worker's answer)
 
     def finish(self, job: Job):
         host, finding, original = self.host, job.finding, job.case
@@ -528,6 +529,8 @@ class Reduction:
             answer = self.worker.run_one(case.request, self.s.timeout_s)
         except WorkerError:
             return None
+        if isinstance(answer, dict) and answer.get("mutators"):
+            self.last_mutators = list(answer["mutators"])
         if isinstance(answer, dict) and answer.get("builds_saved"):
             with self.host.lock:  # a trial's baseline is often built already (worker.BuildCache)
                 self.host.counters.builds_saved_reducing += answer["builds_saved"]

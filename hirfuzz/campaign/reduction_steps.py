@@ -120,6 +120,13 @@ class IsolateConfig(Step):
                                               f"all {len(case.configs)}")
                 state.whole = True
                 return case
+            if config.get("module"):
+                # a mutant killed it (a follow-up's, where the original passed the same
+                # configurations): the finding is the mutant's, as a mutant's raise is; the
+                # original's baseline stays first (a smaller graph whose mutation applies no
+                # mutator skips the mutant's configuration, which a baseline cannot be)
+                finding.extra.update({"config": config, "mutators": reduction.last_mutators})
+                return reduction.variant(case, configs=[case.configs[0], config])
         return _under(reduction, case, dict(config or case.configs[0]), finding)
 
 

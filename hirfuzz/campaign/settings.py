@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import DEFAULT_MUTATIONS, DEFAULT_OPS
+from . import DEFAULT_FOLLOWUPS, DEFAULT_MUTATIONS, DEFAULT_OPS
 
 
 @dataclass
@@ -33,6 +33,7 @@ class Settings:
     pass_files: list[str] = field(default_factory=list)
     features: bool = True                  # lower with functions, closures and Relax features
     mutations: int = DEFAULT_MUTATIONS     # mutators applied to make each case's mutant (0: none)
+    followups: int = DEFAULT_FOLLOWUPS     # follow-up mutant cases per interesting case (campaign.followups)
     dialect: str = "relax"                 # the IR fuzzed (--ir)
     tvm_python: str | None = None          # the interpreter holding the TVM under test (None: this one)
     tvm_env: dict = field(default_factory=dict)  # what it needs in its environment

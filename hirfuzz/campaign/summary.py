@@ -38,6 +38,7 @@ class CampaignView:
     running_s: float         # of this run
     cross_tvm: str | None    # the second IR's TVM, in a cross-IR campaign
     coordinator_s: dict | None = None  # the coordinator's own seconds per stage (timings.CoordinatorClock)
+    followups: dict | None = None  # follow-up mutants made, run and waiting (campaign.followups)
 
 
 def summary(view: CampaignView) -> dict:
@@ -77,6 +78,7 @@ def summary(view: CampaignView) -> dict:
         "ir_features": dict(sorted(view.tallies.ir_features.items())),
         "mutators": dict(sorted(view.tallies.mutators_used.items())),
         "mutator_figures": _mutator_figures(view),
+        "followups": view.followups,
         "hirfuzz_bugs": [finding_row(f) for f in view.tables.own_bugs.values()],
         "probe": _probe_summary(view),
     }
@@ -99,7 +101,8 @@ def _mutator_figures(view: CampaignView) -> dict:
     findings (TVM's, confirmed) a mutant through it exposed (oracles/mutation.py)."""
     t = view.tallies
     with view.tables.lock:
-        exposed = [name for f in view.tables.by_folder["findings"].values() for name in f.extra.get("mutators", [])]
+        # a rewrite applied twice to one mutant counts once for its finding
+        exposed = [name for f in view.tables.by_folder["findings"].values() for name in set(f.extra.get("mutators", []))]
     return {name: {"applied": t.mutators_used.get(name, 0), "built": t.mutants_built.get(name, 0),
                    "findings": exposed.count(name)}
             for name in sorted(set(t.mutators_used) | set(exposed))}

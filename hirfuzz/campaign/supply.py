@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from ..core.graph import Graph
 from .cases import Case, CaseMaker
 from .makers import InProcessMakers
+from .followups import FollowUps
 
 if TYPE_CHECKING:
     from .cross import CrossSide
@@ -27,6 +28,7 @@ class CaseSupply:
         self._made_at: dict[int, float] = {}  # case made ahead -> when
         self.stopping = False    # a signal stopped the campaign: no case is handed out any more
         self.makers = InProcessMakers(maker)  # who draws new cases (the fuzz phase may open a pool)
+        self.followups = FollowUps(maker)  # mutants of the interesting cases (--followup-mutants)
 
     def restore(self, state: dict):
         """Where a checkpoint left the supply: the next index, and the cases it had handed
@@ -37,17 +39,25 @@ class CaseSupply:
 
     def unjudged(self) -> list[Case]:
         """The cases made and not handed out yet (a checkpoint keeps them)."""
-        return self.queue + self.ahead
+        return self.queue + self.ahead + self.followups.unjudged()
 
     def next_case(self) -> Case | None:
-        """The case for the next idle worker: a resumed one, the one made ahead, or a new one."""
+        """The case for the next idle worker: a resumed one, a follow-up mutant, the one
+        made ahead, or a new one."""
         if self.queue:
             return self.with_cross_half(self.queue.pop(0))
         if self.stopping or self.time_up():
             return None
-        if self.ahead:
-            return self.ahead.pop(0)
-        return self.make_next_case()
+        # past --iterations, the follow-ups left run without the share that paces them
+        paced = bool(self.ahead) or not self.iterations_done()
+        case = self.followups.next_case(paced) or (self.ahead.pop(0) if self.ahead else self.make_next_case())
+        if case is not None:
+            self.followups.counted()
+        return case
+
+    def judged(self, case: Case, answer, outcome):
+        """A case's answer is judged: follow it up if it was interesting (campaign.followups)."""
+        self.followups.consider(case, answer, outcome)
 
     def waited_s(self, case: Case) -> float:
         """How long `case` waited for a worker since it was made (0 for a resumed one)."""
@@ -82,7 +92,8 @@ class CaseSupply:
         """Whether cases are still to be handed out (what next_case would give)."""
         if self.stopping:
             return False
-        return bool(self.queue) or not self.time_up() and (bool(self.ahead) or not self.iterations_done())
+        return bool(self.queue) or not self.time_up() and (bool(self.ahead) or not self.iterations_done()
+                                                           or bool(self.followups.waiting))
 
     def iterations_done(self) -> bool:
         return self.s.iterations is not None and self.next_index >= self.s.iterations

@@ -57,10 +57,11 @@ class Dialect(ABC):
         """Raise if the module is not well-formed IR."""
 
     @abstractmethod
-    def mutate(self, module, seed: int, count: int, traits: dict):
+    def mutate(self, module, seed: int, count: int, traits: dict, structural_only: bool = False):
         """(an equivalent, well-formed module, the mutators applied). `traits` maps each op
         name in the dialect to its traits (core.calls.op_traits): what a rewrite may assume
-        of an op; an op not in it has none."""
+        of an op; an op not in it has none. `structural_only`: draw among the
+        structure-building mutators alone (dialects.mutation)."""
 
     @abstractmethod
     def apply_passes(self, module, config: dict):

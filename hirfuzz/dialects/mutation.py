@@ -69,13 +69,15 @@ class MutatorRegistry:
         return register
 
     def mutate(self, mod, rng: np.random.Generator, count: int = 1, traits: dict | None = None,
-               names: list[str] | None = None) -> tuple[object, list[str]]:
+               names: list[str] | None = None, structural_only: bool = False) -> tuple[object, list[str]]:
         """Apply up to `count` mutators, each drawn among those that apply (of `names`, or
-        all), a structure-building one with probability P_STRUCTURAL where one applies;
-        returns the mutant and the names applied, in order."""
+        all; `structural_only`: of the structure-building ones alone, as follow-up mutants
+        draw: campaign.followups), a structure-building one with probability P_STRUCTURAL
+        where one applies; returns the mutant and the names applied, in order."""
         traits = traits or {}
         applied = []
-        pool = [self.mutators[n] for n in (names or sorted(self.mutators))]
+        pool = [self.mutators[n] for n in (names or sorted(self.mutators))
+                if not structural_only or n in self.structural]
         for _ in range(count):
             ok = [m for m in pool if m.applies(mod, traits)]
             if not ok:

@@ -33,8 +33,8 @@ class RelaxDialect(Dialect):
     def check_well_formed(self, module) -> None:
         relax.analysis.well_formed(module)
 
-    def mutate(self, module, seed: int, count: int, traits: dict):
-        mutant, applied = mutate(module, np.random.default_rng(seed), count, traits)
+    def mutate(self, module, seed: int, count: int, traits: dict, structural_only: bool = False):
+        mutant, applied = mutate(module, np.random.default_rng(seed), count, traits, structural_only=structural_only)
         relax.analysis.well_formed(mutant)
         return mutant, applied
 

@@ -61,9 +61,9 @@ class RelayDialect(Dialect):
         # module that stops type-checking raises here
         relay.transform.InferType()(module)
 
-    def mutate(self, module, seed: int, count: int, traits: dict):
+    def mutate(self, module, seed: int, count: int, traits: dict, structural_only: bool = False):
         from .mutators import mutate
-        return mutate(module, np.random.default_rng(seed), count, traits)
+        return mutate(module, np.random.default_rng(seed), count, traits, structural_only=structural_only)
 
     def apply_passes(self, module, config: dict):
         if not config.get("passes"):

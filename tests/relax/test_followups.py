@@ -1,0 +1,210 @@
+"""Follow-up mutants (campaign.followups): which judged cases are followed up, what a
+follow-up is made of (the original's graph, plan, inputs and reference; structure-building
+rewrites; the original's baseline and pass sequence, then the mutant's), how they are paced,
+and that the same seed makes the same follow-ups."""
+import json
+
+import numpy as np
+import pytest
+
+from conftest import run_hirfuzz
+
+from hirfuzz.campaign.cases import CaseMaker
+from hirfuzz.campaign.coordinator import Settings
+from hirfuzz.campaign.followups import (FOLLOWUP_INDEX, FOLLOWUP_REWRITES, MAX_FOLLOWUPS, MAX_SHARE, FollowUps,
+                                        Reason)
+from hirfuzz.campaign.oracles import ORACLE_FIELD, Oracle
+from hirfuzz.campaign.outcome import Outcome, Status
+from hirfuzz.campaign.supply import CaseSupply
+from hirfuzz.campaign.tallies import Counters
+from hirfuzz.core.finding import Finding
+from hirfuzz.core.oracle import Approximation, TargetTolerance, judged_facts
+from hirfuzz.core.passes import load_catalog
+from hirfuzz.dialects import dialect_info, load_dialect
+from hirfuzz.dialects.relax.mutators import REGISTRY
+from hirfuzz.protocol import encode_array
+from hirfuzz.worker import execute_case
+
+
+def make_maker(specs, seed=1, followups=2, **kw) -> CaseMaker:
+    info = dialect_info("relax")
+    return CaseMaker(Settings(ops=8, seed=seed, followups=followups, **kw), specs, info,
+                     load_catalog([], builtin=info.catalog))
+
+
+def case_with_passes(maker: CaseMaker):
+    """The first case of the seed that draws a pass sequence."""
+    for index in range(40):
+        case = maker.make_case(index)
+        if any(c.get(ORACLE_FIELD) == Oracle.PASS_ORDER.value for c in case.configs):
+            return case
+    raise AssertionError("no case of 40 drew a pass sequence")
+
+
+def passing_answer(case) -> dict:
+    """An answer in which every configuration built and gave the reference's results."""
+    reply = {"status": "ok", "outputs": [encode_array(f.value) for f in case.expected]}
+    return {**reply, "others": [dict(reply) for _ in case.configs[1:]]}
+
+
+def crash_under(case, config) -> Finding:
+    return Finding(kind="crash", oracle=config[ORACLE_FIELD], stage="passes", signature="pass-order|crash|x",
+                   message="boom", case=case.index, extra={"config": config})
+
+
+def test_a_finding_past_the_baseline_is_followed_up_through_what_the_original_passed(specs):
+    maker = make_maker(specs)
+    case = case_with_passes(maker)
+    followups = FollowUps(maker)
+    failing = next(c for c in case.configs if c.get(ORACLE_FIELD) == Oracle.PASS_ORDER.value)
+    original = followups.interesting(case, passing_answer(case), Outcome(Status.OK, finding=crash_under(case, failing)))
+    assert original.reason is Reason.FINDING
+    assert original.passed == case.configs[:case.configs.index(failing)]
+    mutant = followups.followup(original, 0)
+    # the original failed its pass sequence: the mutant is built plainly, not after it
+    assert [(c.get("module", 0), bool(c["passes"])) for c in mutant.configs] == [(0, False), (1, False)]
+
+
+def test_a_case_that_passed_is_followed_up_through_its_baseline_and_pass_sequence(specs):
+    maker = make_maker(specs)
+    case = case_with_passes(maker)
+    case.new_coverage = 3
+    original = FollowUps(maker).interesting(case, passing_answer(case), Outcome(Status.OK))
+    assert original.reason is Reason.NEW_COVERAGE
+    mutant = FollowUps(maker).followup(original, 1)
+    sequence = next(c for c in case.configs if c.get(ORACLE_FIELD) == Oracle.PASS_ORDER.value)
+    assert mutant.configs[:2] == [case.configs[0], sequence]
+    assert [(c.get("module", 0), c["passes"], c[ORACLE_FIELD]) for c in mutant.configs[2:]] == [
+        (1, [], Oracle.MUTATION.value), (1, sequence["passes"], Oracle.MUTATION.value)]
+    assert mutant.index == FOLLOWUP_INDEX + case.index * MAX_FOLLOWUPS + 1
+    # the original's graph, plan, inputs and reference, as they are: nothing drawn anew
+    assert mutant.graph is case.graph and mutant.expected is case.expected
+    assert all(a is b for a, b in zip(mutant.inputs, case.inputs))
+    assert mutant.request["inputs"] == case.request["inputs"] and mutant.lowering["plan"] == case.lowering["plan"]
+    assert mutant.request["mutation"] == mutant.lowering["mutation"] == {
+        "seed": [1, mutant.index, 4], "count": FOLLOWUP_REWRITES, "structural": True, "of_case": case.index}
+    # made again (resumed, reduced), it draws its original's inputs and pass sequence
+    again = maker.make_case(mutant.index, case.graph, lowering=mutant.lowering)
+    assert all(np.array_equal(a, b) for a, b in zip(again.inputs, case.inputs))
+    assert sequence in again.configs
+
+
+def test_cases_whose_baseline_failed_or_that_show_nothing_are_not_followed_up(specs):
+    maker = make_maker(specs)
+    case = case_with_passes(maker)
+    followups = FollowUps(maker)
+    baseline_crash = Outcome(Status.ERROR, "build", finding=crash_under(case, case.configs[0]))
+    assert followups.interesting(case, passing_answer(case), baseline_crash) is None
+    died = Outcome(Status.SIGNAL, finding=crash_under(case, case.configs[0]))
+    assert followups.interesting(case, {"status": "ok"}, died) is None
+    case.new_coverage = 0
+    assert followups.interesting(case, passing_answer(case), Outcome(Status.OK)) is None
+    spec = Finding(kind="spec-disagreement", oracle="crash", stage="lower", signature="s", message="m", case=case.index)
+    assert followups.interesting(case, passing_answer(case), Outcome(Status.OK, finding=spec)) is None
+    assert not FollowUps(make_maker(specs, followups=0)).enabled
+
+
+def test_a_result_off_by_most_of_its_tolerance_is_a_near_miss(specs):
+    maker = make_maker(specs)
+    case = next(c for c in map(maker.make_case, range(40))
+                if c.comparable and any(not f.exact and f.stable and f.value.dtype.kind == "f" for f in c.expected))
+    case.new_coverage = 0
+    followups = FollowUps(maker)
+    assert followups.interesting(case, passing_answer(case), Outcome(Status.OK)) is None
+    config = case.configs[0]
+    facts = judged_facts(case.expected, Approximation.of_passes(config["passes"]),
+                         TargetTolerance.of(specs, config["target"]))
+    off = []
+    for fact in facts:
+        value = fact.value
+        if not fact.exact and fact.stable and value.dtype.kind == "f":
+            limit = fact.atol * max(1.0, fact.magnitude) + fact.rtol * np.abs(value.astype(np.float64))
+            value = (value.astype(np.float64) + 0.75 * limit).astype(value.dtype)
+        off.append(encode_array(value))
+    answer = passing_answer(case)
+    answer["outputs"] = off
+    assert followups.interesting(case, answer, Outcome(Status.OK)).reason is Reason.NEAR_MISS
+
+
+def test_follow_ups_are_paced_best_first_and_the_same_seed_makes_the_same_ones(specs):
+    def run(seed):
+        maker = make_maker(specs, seed=seed, iterations=8)
+        supply = CaseSupply(maker.s, maker, None, Counters(), started=0.0)
+        handed = []
+        while (case := supply.next_case()) is not None:
+            handed.append(case)
+            case.new_coverage = case.index % 3  # some interesting, some not
+            supply.judged(case, passing_answer(case), Outcome(Status.OK))
+        return supply, handed
+
+    supply, handed = run(1)
+    follow = [c for c in handed if c.index >= FOLLOWUP_INDEX]
+    generated = [c for c in handed if c.index < FOLLOWUP_INDEX]
+    assert [c.index for c in generated] == list(range(8))
+    # every generated case with new coverage gave two follow-ups, each run (past --iterations, unpaced)
+    assert sorted(c.index for c in follow) == sorted(FOLLOWUP_INDEX + c.index * MAX_FOLLOWUPS + j
+                                                     for c in generated if c.index % 3 for j in range(2))
+    # while new cases were still to come, follow-ups stayed within their share of the cases run
+    last_generated = max(i for i, c in enumerate(handed) if c.index < FOLLOWUP_INDEX)
+    assert sum(1 for c in handed[:last_generated] if c.index >= FOLLOWUP_INDEX) <= MAX_SHARE * last_generated
+    # the more new coverage, the sooner
+    first = next(c for c in handed if c.index >= FOLLOWUP_INDEX)
+    assert first.lowering["mutation"]["of_case"] in (1, 2)
+    assert supply.followups.figures()["made"] == {"finding": 0, "near_miss": 0, "new_coverage": len(follow)}
+    again, handed_again = run(1)
+    assert [(c.index, c.request) for c in handed] == [(c.index, c.request) for c in handed_again]
+
+
+def test_a_follow_up_mutant_is_built_by_structure_building_rewrites_alone(specs):
+    maker = make_maker(specs, seed=3)
+    case = case_with_passes(maker)
+    case.new_coverage = 1
+    original = FollowUps(maker).interesting(case, passing_answer(case), Outcome(Status.OK))
+    mutant = FollowUps(maker).followup(original, 0)
+    reply = execute_case(mutant.request, load_dialect("relax"))
+    assert reply["mutators"] and set(reply["mutators"]) <= REGISTRY.structural
+    assert len(reply["others"]) == len(mutant.configs) - 1
+    assert reply["status"] == "ok" and all(r["status"] in ("ok", "skipped") for r in reply["others"][:1])
+
+
+def test_the_structural_draw_takes_nothing_else_where_others_apply(specs):
+    maker = make_maker(specs, seed=3)
+    case = maker.make_case(0)
+    dialect = load_dialect("relax")
+    mod = dialect.lower(case.request)
+
+    def drawn(structural_only):
+        return {name for seed in range(12)
+                for name in dialect.mutate(mod, seed, 3, {}, structural_only=structural_only)[1]}
+
+    assert drawn(False) - REGISTRY.structural, "no other mutator applies: the test shows nothing"
+    assert drawn(True) and drawn(True) <= REGISTRY.structural
+
+
+@pytest.mark.slow
+def test_a_campaign_with_follow_up_mutants_finds_a_tvm_bug_its_originals_do_not_show(tmp_path):
+    """TVM 0.27's DataflowUseInplaceCalls dies (SIGSEGV) on a tuple one function returns
+    passed to another inside a dataflow block (`t = f(x); o = g(t)`): a shape only the
+    outlining rewrites make. Every generated case passes the same sequence; a follow-up
+    mutant of case 5 (seed 1) is killed by it, and its finding is the mutant's."""
+    out = tmp_path / "campaign"
+    proc = run_hirfuzz("--pass-seq", "LegalizeOps,DataflowUseInplaceCalls", "--no-direct", "--followup-mutants", 4,
+                       "--ops", 10, "--iterations", 6, "--seed", 1, "--jobs", 1, "--out", out, "--no-progress",
+                       timeout=1800)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = [json.loads(line) for line in (out / "stats.jsonl").read_text().splitlines()]
+    assert all(r["status"] == "ok" for r in rows if r["case"] < FOLLOWUP_INDEX)
+    assert any(r["status"] == "signal" for r in rows if r["case"] >= FOLLOWUP_INDEX)
+    summary = json.loads((out / "summary.json").read_text())
+    [row] = summary["findings"]
+    folder = out / row["path"]
+    finding = json.loads((folder / "finding.json").read_text())
+    assert finding["case"] >= FOLLOWUP_INDEX and finding["confirmed"]
+    config = finding["extra"]["config"]
+    assert config["module"] == 1 and "DataflowUseInplaceCalls" in [step["name"] for step in config["passes"]]
+    assert finding["extra"]["mutators"] and set(finding["extra"]["mutators"]) <= REGISTRY.structural
+    for name in finding["extra"]["mutators"]:
+        assert summary["mutator_figures"][name]["findings"] >= 1
+    assert "the original program is handled correctly" in (folder / "bug-report.md").read_text()
+    repro = (folder / "repro.py").read_text()
+    assert repro.count("@R.function") >= 2, "repro.py should hold the rewritten program, with its outlined function"
