@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Callable
 
 from ..core.finding import Finding, short_id
 from ..core.violation_key import add_violation_hit, also_script_name
+from .also_scripts import AlsoScript, AlsoScripts
 from .known import KnownFindings
 from .outdir import OutDir, save_folder, write_atomic
 from .reducer import PENDING, waiting_under
@@ -42,7 +43,8 @@ class FindingTables:
         self.by_folder = {"findings": self.findings, "unconfirmed": self.unconfirmed,
                           "spec-disagreements": self.disagreements}
         self.aliases: dict[str, str] = {}  # pass-order signatures -> their minimal sequence's
-        self.also_scripts: dict[str, dict[str, str]] = {}  # a pending finding's also-<op>.py files
+        self.also_scripts: dict[str, dict[str, str]] = {}  # a pending finding's also-<op>.py files, checked
+        self.also = AlsoScripts(self)  # checks them
         self.roots: dict[str, str] = {}  # root key (core.finding.root_key) -> the finding filed under it first
         # called with each confirmed finding filed in findings/ and its case.json (text)
         self.confirmed: Callable[[Finding, str], None] = lambda finding, case_json: None
@@ -161,21 +163,15 @@ class FindingTables:
 
     def hit(self, known: Finding, case: "Case", finding: Finding):
         """Count a hit of a known finding; a disruptive one lists the hit's op and dtype, and
-        keeps a short script of an op new to it beside its first (oracles/disruptive.py)."""
+        keeps a short script of an op new to it beside its first once that script fails
+        alone as the hit did (also_scripts.py)."""
         known.hits += 1
         if not add_violation_hit(known, finding) or self.reductions is None:
             return
         host = self.reductions.host_of(finding)
         scripts = FindingScripts(host.info, host.specs, host.settings, host.tvm_version, module_script=None)
-        name, text = also_script_name(finding.extra["violation"]["op"]), scripts.violation_scripts(case, finding)[0][1]
-        folder = self.out / known.path
-        if not known.path or known.path.startswith(PENDING) or not folder.is_dir():
-            self.also_scripts.setdefault(known.signature, {})[name] = text  # saved with it (file_finding)
-            return
-        write_atomic(folder / name, text)
-        report = folder / "bug-report.md"
-        if report.is_file():
-            write_atomic(report, with_hit_by_lines(report.read_text(), known.to_json()))
+        text = scripts.violation_scripts(case, finding)[0][1]
+        self.also.submit(AlsoScript(known, finding, also_script_name(finding.extra["violation"]["op"]), text, host))
 
     def rename_finding(self, finding: Finding, signature: str) -> bool:
         """Key `finding` on `signature` from now on (a pass-order finding on its minimal

@@ -1,7 +1,15 @@
 """How a disruptive finding is keyed: one finding per missing check, not per op
 (campaign/oracles/disruptive.py violation_signature). Plain functions over text and
 findings, no TVM and nothing of the campaign: workers check scripts with them
-(campaign/verify.py)."""
+(campaign/verify.py).
+
+Where TVM failed while typing the program, the check that fired is the finding: where it
+is (the deepest TVM frame's file) and what it says. Where the violation got past type
+inference (a failure in a later pass, in codegen or at run time, a death, or a program
+that runs), the check that should have fired is missing in the function that types the op
+(the op spec's `infer`: Relax's InferTypeBroadcastArith types add, right_shift and
+logical_or alike), whatever later trips over it: right_shift on float32 failing in TIR's
+op utilities and add on bool failing in LLVM codegen are one finding."""
 from __future__ import annotations
 
 import re
@@ -17,6 +25,33 @@ _DTYPE = re.compile(r"\b(?:u?int|b?float|e\dm\d\w*)N(?:xN)?\b|\bbool\b|\buintN\b
 # the code's own name for the value a check tests: `t.MatchesCode(` and `dtype.MatchesCode(`
 # test the same thing
 _RECEIVER = re.compile(r"(?<![\w.>:])[a-z_][a-z0-9_]*\.(?=[A-Za-z_]\w*\()")
+
+
+# the stages at which TVM types the program: Relax normalises each call as it is emitted
+# (lower), Relay's InferType runs on the lowered module (lower, well_formed)
+TYPING_STAGES = ("lower", "well_formed")
+# violations no op's type inference is the place to refuse: the argument count against the
+# op's registered arguments (Relax's CheckNumArguments, Relay's type solver), and a
+# match_cast's shape (the VM's run-time check)
+_CHECKED_FOR_EVERY_OP = {"arity": "argument count", "match-cast-lie": "match_cast"}
+MISSING_CHECK = "missing-check"
+
+
+def missing_check_key(violation: dict, inference_site: str) -> str:
+    """The key of a violation TVM let past type inference: the check missing in the
+    function typing the op (`inference_site`), of the attribute broken for one out of range;
+    one place for every op where no op's own inference should refuse it."""
+    kind = violation["kind"]
+    site = _CHECKED_FOR_EVERY_OP.get(kind, inference_site)
+    if kind == "attr-out-of-range" and violation.get("attr"):
+        site = f"{site}.{violation['attr']}"
+    return "|".join([MISSING_CHECK, kind, site])
+
+
+def failure_key(exc_type: str, trace: str, message: str, stage: str, names: tuple[str, ...]) -> dict:
+    """A poor diagnostic's failure as a script must show it again: the exception, where in
+    TVM (the deepest frame's file, or the stage) and what it says, op names and dtypes out."""
+    return {"exc_type": exc_type, "where": failing_file(trace) or stage, "said": message_key(message, names)}
 
 
 def failing_file(trace: str) -> str:
@@ -43,12 +78,13 @@ def op_names(violation: dict, dialect_op: str) -> tuple[str, ...]:
 
 def fails_at_same_check(finding: Finding, trace: str, messages: tuple[str, ...]) -> bool:
     """Does a script's failure (its traceback and what it said, in any of `messages`' forms)
-    key as the poor diagnostic `finding` does: the same place in TVM, the same words?"""
-    parts = finding.signature.split("|", 4)  # class|kind|exc_type|where|said (violation_signature)
-    if len(parts) < 5:
+    fail as the poor diagnostic `finding` did (its `extra.fails_at`): the same place in
+    TVM, the same words?"""
+    seen = finding.extra.get("fails_at")
+    if not seen:
         return False
     names = tuple(finding.extra.get("op_names") or ())
-    return (failing_file(trace) or finding.stage) == parts[3] and parts[4] in {message_key(m, names) for m in messages}
+    return (failing_file(trace) or finding.stage) == seen["where"] and seen["said"] in {message_key(m, names) for m in messages}
 
 
 def violation_hit(finding: Finding) -> dict | None:
