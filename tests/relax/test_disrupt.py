@@ -11,7 +11,7 @@ import pytest
 from conftest import run_hirfuzz
 from reproducer_rules import check_violation_scripts
 from hirfuzz.core.violations import (KINDS, ViolationBuilder, applicable_kinds, classify, draw_inputs,
-                             generate_violation, violation_plan)
+                             generate_violation, unsupported_dtypes, violation_plan)
 from hirfuzz.core.expr import ExprError
 from hirfuzz.core.generate import GraphBuilder, Rejected
 from hirfuzz.core.graph import Graph, Node, TensorType
@@ -518,3 +518,17 @@ def test_a_second_op_hitting_a_saved_finding_is_listed_with_its_own_checked_scri
     assert (f"{HIT_BY_HEADING} add on bool; subtract on bool (also-subtract.py); right_shift on float32 "
             "(also-right_shift.py); maximum on bool. One missing check: each got past InferTypeBroadcastArith") in written
     assert written.replace(written.split("\n")[4] + "\n\n", "", 1) == report  # the line added, nothing else changed
+
+
+@pytest.mark.parametrize("op", ["add", "equal", "isinf", "max"])
+def test_a_bool_program_tvm_types_but_cannot_build_is_a_known_bug_never_a_violation(specs, op):
+    """Relax types these ops on bool, and the build fails only where TIR or LLVM codegen
+    lacks a branch for bool (kDLBool, its own type code in 0.27: codegen_llvm.cc's
+    arithmetic and comparisons, tirx/op/op.cc's isinf and min_value): a valid program, so
+    the spec lists bool under tvm_bugs and disruptive mode never draws it as unsupported."""
+    assert "bool" in specs.ops[op].bug_dtypes() and "bool" not in unsupported_dtypes(specs.ops[op])
+    g, v = single_op(specs, op, [(2, 3), (2, 3)] if op in ("add", "equal") else [(2, 3)], "bool")
+    if op == "max":
+        v.attrs = {"axis": [1], "keepdims": False}
+    (cls, stage), answer = run_case(specs, g, v)
+    assert (cls, stage, answer["exc_type"]) == ("poor-diagnostic", "build", "InternalError"), answer.get("message")
