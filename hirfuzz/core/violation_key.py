@@ -30,10 +30,16 @@ _RECEIVER = re.compile(r"(?<![\w.>:])[a-z_][a-z0-9_]*\.(?=[A-Za-z_]\w*\()")
 # the stages at which TVM types the program: Relax normalises each call as it is emitted
 # (lower), Relay's InferType runs on the lowered module (lower, well_formed)
 TYPING_STAGES = ("lower", "well_formed")
-# violations no op's type inference is the place to refuse: the argument count against the
-# op's registered arguments (Relax's CheckNumArguments, Relay's type solver), and a
-# match_cast's shape (the VM's run-time check)
+# violations one check refuses for every op: the argument count against the op's registered
+# arguments (Relax's CheckNumArguments, which the gather and scatter inferences skip, then
+# read an argument that is not there; Relay's type solver), and a match_cast's shape (the
+# VM's run-time check). Whether TVM then fails while typing (an IndexError) or later, or
+# runs, one check is missing or poor: one finding.
 _CHECKED_FOR_EVERY_OP = {"arity": "argument count", "match-cast-lie": "match_cast"}
+
+
+def checked_for_every_op(kind: str) -> bool:
+    return kind in _CHECKED_FOR_EVERY_OP
 MISSING_CHECK = "missing-check"
 
 

@@ -366,11 +366,23 @@ def test_one_missing_check_is_one_signature_whatever_op_and_dtype_meet_it(specs)
 
 
 def test_a_failure_while_typing_is_keyed_on_the_check_that_fired(specs):
-    """scatter_nd with one argument too many fails inside its own type inference on a bare
-    check (a poor diagnostic at the lower stage): keyed on that check, where it is and what
-    it says, not on a missing one."""
-    sig = _judged_signature(specs, *violation_for(specs, "scatter_nd", "arity"))
-    assert sig.startswith("poor-diagnostic|arity|InternalError|relax/op/tensor/manipulate.cc|"), sig
+    """one_hot with depth -7 fails inside its own type inference on an internal check that
+    says what is wrong (InferTypeOneHot, manipulate.cc: `depth > 0` as an InternalError): a
+    poor diagnostic keyed on that check, where it is and what it says."""
+    g, v = single_op(specs, "one_hot", [(2, 3)], "int64", kind="attr-out-of-range", attr="depth")
+    v.attrs = {"depth": -7, "axis": -1, "_float": False, "on_value": 1, "off_value": 0}
+    sig = _judged_signature(specs, g, v)
+    assert sig.startswith("poor-diagnostic|attr-out-of-range|InternalError|relax/op/tensor/manipulate.cc|"
+                          "Check failed: (depth > N)"), sig
+
+
+def test_an_argument_count_tvm_never_checks_is_one_finding_however_it_fails(specs):
+    """gather_elements and gather_nd skip CheckNumArguments (manipulate.cc): one argument too
+    many runs (a silent acceptance), one too few reads an argument that is not there while
+    typing (an IndexError in block_builder.py). One missing check: one signature."""
+    seen = {_judged_signature(specs, *violation_for(specs, op, "arity", seed=seed))
+            for op, seed in (("gather_elements", 0), ("gather_nd", 0), ("gather_nd", 1), ("gather_elements", 2))}
+    assert seen == {"missing-check|arity|argument count"}, seen
 
 
 def test_a_hit_lists_each_op_and_dtype_once_and_says_when_an_op_is_new():

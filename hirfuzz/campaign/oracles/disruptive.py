@@ -17,7 +17,7 @@ the first (also-<op>.py), once it fails as its own hit did."""
 from __future__ import annotations
 
 from ...core.finding import Finding, death_signature, error_line
-from ...core.violation_key import (TYPING_STAGES, failure_key, missing_check_key, op_names,
+from ...core.violation_key import (TYPING_STAGES, checked_for_every_op, failure_key, missing_check_key, op_names,
                                    violation_hit)
 from ...core.violations import classify as classify_violation
 from ..outcome import Outcome, Status
@@ -28,7 +28,7 @@ from .base import Oracle, OracleDefinition
 def violation_signature(violation: dict, stage: str, fails_at: dict | None, inference_site: str) -> str:
     """The signature of a disruptive finding: one per missing check (module docstring).
     `fails_at`: a poor diagnostic's failure (core.violation_key.failure_key), else None."""
-    if fails_at is not None and stage in TYPING_STAGES:
+    if fails_at is not None and stage in TYPING_STAGES and not checked_for_every_op(violation["kind"]):
         return "|".join([Status.POOR_DIAGNOSTIC.value, violation["kind"], fails_at["exc_type"], fails_at["where"],
                          fails_at["said"]])
     return missing_check_key(violation, inference_site)
