@@ -2,7 +2,7 @@
 first (also-<op>.py, beside repro.py), each kept only once it has run alone and failed as
 its own hit did (the same exception at the same place saying the same thing, the same
 death, or TVM accepting the program). Two ops typed by one function fail later in
-different places (right_shift on a float in TIR's op utilities, add on bool in LLVM
+different places (right_shift on a float in TIR's op utilities, divide on bool in LLVM
 codegen), so the first hit's failure is no test of another op's script.
 
 The checks run on one thread of their own, among the reductions' threads: the campaign

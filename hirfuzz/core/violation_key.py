@@ -7,9 +7,9 @@ Where TVM failed while typing the program, the check that fired is the finding: 
 is (the deepest TVM frame's file) and what it says. Where the violation got past type
 inference (a failure in a later pass, in codegen or at run time, a death, or a program
 that runs), the check that should have fired is missing in the function that types the op
-(the op spec's `infer`: Relax's InferTypeBroadcastArith types add, right_shift and
+(the op spec's `infer`: Relax's InferTypeBroadcastArith types divide, right_shift and
 logical_or alike), whatever later trips over it: right_shift on float32 failing in TIR's
-op utilities and add on bool failing in LLVM codegen are one finding."""
+op utilities and divide on bool failing in LLVM codegen are one finding."""
 from __future__ import annotations
 
 import re

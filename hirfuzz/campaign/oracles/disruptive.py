@@ -9,7 +9,7 @@ exception, the source file of its deepest frame, what it says less op names, dty
 the code's own local names); a violation that got past type inference (a failure later, a
 death, a program that runs) on the check missing in the function typing the op (the op
 spec's `infer`), whatever later trips over it. So right_shift on float32 (failing in TIR's
-op utilities), logical_or on int8 and add on bool (LLVM codegen), all typed by Relax's
+op utilities), logical_or on int8 and divide on bool (LLVM codegen), all typed by Relax's
 InferTypeBroadcastArith, are one finding; each op and dtype that hits it is listed in its
 `extra.hit_by` (violation_hit), and the findings tables keep one short script per op beside
 the first (also-<op>.py), once it fails as its own hit did."""
