@@ -16,7 +16,7 @@ the first (also-<op>.py), once it fails as its own hit did."""
 
 from __future__ import annotations
 
-from ...core.finding import Finding, death_signature, error_line
+from ...core.finding import Finding, error_line
 from ...core.violation_key import (TYPING_STAGES, checked_for_every_op, failure_key, missing_check_key, op_names,
                                    violation_hit)
 from ...core.violations import classify as classify_violation
