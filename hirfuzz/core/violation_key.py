@@ -60,6 +60,20 @@ def failure_key(exc_type: str, trace: str, message: str, stage: str, names: tupl
     return {"exc_type": exc_type, "where": failing_file(trace) or stage, "said": message_key(message, names)}
 
 
+def later_failure_key(finding: Finding) -> str | None:
+    """Where a violation past type inference failed later, as a key two findings share when
+    two inference functions lack one check and their ops then trip over one later check in
+    TVM's source (Relax's sort and topk on int16 both reach the runtime sort's dtype
+    dispatch): the kind, the exception, the file and what it says. None for a finding keyed
+    otherwise, or one whose failure names no TVM source file (a bare std::bad_alloc at run
+    time says nothing of which check is missing)."""
+    seen = finding.extra.get("fails_at")
+    kind = (finding.extra.get("violation") or {}).get("kind")
+    if not seen or not finding.signature.startswith(f"{MISSING_CHECK}|") or "/" not in seen["where"]:
+        return None
+    return "|".join(["fails-later", kind or "", seen["exc_type"], seen["where"], seen["said"]])
+
+
 def failing_file(trace: str) -> str:
     """The TVM source file of the deepest frame, C++ or else TVM's Python (TOPI's asserts);
     its function left out: LLVM codegen's CreateAdd and CreateSub miss the same bool branch."""
