@@ -65,13 +65,21 @@ def later_failure_key(finding: Finding) -> str | None:
     two inference functions lack one check and their ops then trip over one later check in
     TVM's source (Relax's sort and topk on int16 both reach the runtime sort's dtype
     dispatch): the kind, the exception, the file and what it says. None for a finding keyed
-    otherwise, or one whose failure names no TVM source file (a bare std::bad_alloc at run
-    time says nothing of which check is missing)."""
+    otherwise, or one whose failure names no TVM source file: a bare std::bad_alloc at run
+    time, or TVM 0.19's errors, raised from its FFI's Python (_ffi/base.py) whatever C++
+    check failed, say nothing of which check is missing."""
     seen = finding.extra.get("fails_at")
     kind = (finding.extra.get("violation") or {}).get("kind")
-    if not seen or not finding.signature.startswith(f"{MISSING_CHECK}|") or "/" not in seen["where"]:
+    if not seen or not finding.signature.startswith(f"{MISSING_CHECK}|") or not _names_a_source(seen["where"]):
         return None
     return "|".join(["fails-later", kind or "", seen["exc_type"], seen["where"], seen["said"]])
+
+
+def _names_a_source(where: str) -> bool:
+    return "/" in where and not where.startswith(_FFI_PYTHON)
+
+
+_FFI_PYTHON = ("_ffi/", "ffi/")
 
 
 def failing_file(trace: str) -> str:

@@ -4,6 +4,8 @@ import json
 import threading
 from types import SimpleNamespace
 
+import pytest
+
 from hirfuzz.campaign.findings import FindingTables
 from hirfuzz.campaign.known import KnownFindings
 from hirfuzz.campaign.outdir import OutDir
@@ -36,11 +38,13 @@ def test_ops_typed_apart_that_fail_later_at_one_check_are_one_finding(tmp_path):
     assert list(tables.findings) == [sort.signature]
 
 
-def test_a_later_failure_that_names_no_tvm_source_joins_nothing(tmp_path):
-    """A bare std::bad_alloc at run time says nothing of which check is missing: nn.pad's
-    negative width and another op's stay two findings."""
+@pytest.mark.parametrize("where, said", [("run", "std::bad_alloc"), ("_ffi/base.py", "Check failed: (f)")])
+def test_a_later_failure_that_names_no_tvm_source_joins_nothing(tmp_path, where, said):
+    """A bare std::bad_alloc at run time, or TVM 0.19's error raised from its FFI's Python,
+    says nothing of which check is missing: nn.pad's negative width and another op's stay
+    two findings."""
     tables = _tables(tmp_path)
-    bare = {"exc_type": "InternalError", "where": "run", "said": "std::bad_alloc"}
+    bare = {"exc_type": "InternalError", "where": where, "said": said}
     pad = _finding("nn.pad", "InferTypePad", bare, 1)
     tables.file_finding("findings", pad, {"repro.py": "print()\n"})
     tile = _finding("tile", "InferTypeTile", bare, 2)
