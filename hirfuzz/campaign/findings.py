@@ -9,7 +9,8 @@ import threading
 from typing import TYPE_CHECKING, Callable
 
 from ..core.finding import Finding, short_id
-from ..core.violation_key import add_violation_hit, also_script_name
+from ..core.violation_key import add_violation_hit, also_script_name, later_failure_key
+from .also_scripts import AlsoScript, AlsoScripts
 from .known import KnownFindings
 from .outdir import OutDir, save_folder, write_atomic
 from .reducer import PENDING, waiting_under
@@ -42,11 +43,13 @@ class FindingTables:
         self.by_folder = {"findings": self.findings, "unconfirmed": self.unconfirmed,
                           "spec-disagreements": self.disagreements}
         self.aliases: dict[str, str] = {}  # pass-order signatures -> their minimal sequence's
-        self.also_scripts: dict[str, dict[str, str]] = {}  # a pending finding's also-<op>.py files
+        self.also_scripts: dict[str, dict[str, str]] = {}  # a pending finding's also-<op>.py files, checked
+        self.also = AlsoScripts(self)  # checks them
         self.roots: dict[str, str] = {}  # root key (core.finding.root_key) -> the finding filed under it first
         # findings hit since their finding.json was last written: written with the checkpoint
         # (write_hits), not at each hit, which would cost every case that hits one a file
         self._hits_unwritten: set[str] = set()
+        self.failing_later: dict[str, str] = {}  # later_failure_key -> the disruptive finding that showed it first
         # called with each confirmed finding filed in findings/ and its case.json (text)
         self.confirmed: Callable[[Finding, str], None] = lambda finding, case_json: None
 
@@ -58,6 +61,8 @@ class FindingTables:
         for finding in self.findings.values():
             self.roots.setdefault(finding.extra.get("root_key"), finding.signature)
         self.roots.pop(None, None)
+        for finding in (*self.findings.values(), *self.unconfirmed.values()):
+            self.note_later_failure(finding)
         if resumed:
             self.aliases = self.out.saved_aliases()
 
@@ -138,7 +143,7 @@ class FindingTables:
     def record(self, case: "Case", finding: Finding, log: str):
         """A finding of the oracles: a hit of one already known, or a new one to finish."""
         with self.lock:
-            finding.signature = self.keyed_on(finding.signature)
+            finding.signature = self.joined_by_later_failure(finding)
             for table in (self.findings, self.unconfirmed):
                 known = table.get(finding.signature)
                 if known is not None:
@@ -147,6 +152,27 @@ class FindingTables:
                         self._hits_unwritten.add(known.signature)
                     return
             self.keep("findings", case, finding, log)
+
+    def joined_by_later_failure(self, finding: Finding) -> str:
+        """The signature `finding` is kept under: its own (after any rename), or, for a
+        disruptive finding past type inference new to the campaign, that of the one whose
+        ops failed later at the same check in TVM first (core.violation_key.later_failure_key):
+        two inference functions without one check whose ops trip over one later check are
+        one missing check. Call with the lock held."""
+        signature = self.keyed_on(finding.signature)
+        first = self.note_later_failure(finding, signature)
+        if first is None:
+            return signature
+        pending = self.reductions.pending if self.reductions is not None else {}
+        known = signature in self.signatures() or waiting_under(pending, signature) is not None
+        return signature if known else first
+
+    def note_later_failure(self, finding: Finding, signature: str | None = None) -> str | None:
+        """Remember where a disruptive finding past type inference failed later, unless a
+        finding showed that failure first; returns the signature of the one that did (None:
+        no such failure). Call with the lock held."""
+        key = later_failure_key(finding)
+        return None if key is None else self.failing_later.setdefault(key, signature or finding.signature)
 
     def keep(self, folder: str, case: "Case", finding: Finding, log: str):
         """Count a hit of a finding on its way to `folder`, or queue a new one for reduction."""
@@ -164,23 +190,15 @@ class FindingTables:
 
     def hit(self, known: Finding, case: "Case", finding: Finding):
         """Count a hit of a known finding; a disruptive one lists the hit's op and dtype, and
-        keeps a short script of an op new to it beside its first (oracles/disruptive.py)."""
+        keeps a short script of an op new to it beside its first once that script fails
+        alone as the hit did (also_scripts.py)."""
         known.hits += 1
         if not add_violation_hit(known, finding) or self.reductions is None:
             return
         host = self.reductions.host_of(finding)
         scripts = FindingScripts(host.info, host.specs, host.settings, host.tvm_version, module_script=None)
-        name, text = also_script_name(finding.extra["violation"]["op"]), scripts.violation_scripts(case, finding)[0][1]
-        folder = self.out / known.path
-        if not known.path or known.path.startswith(PENDING) or not folder.is_dir():
-            self.also_scripts.setdefault(known.signature, {})[name] = text  # saved with it (file_finding)
-            return
-        write_atomic(folder / name, text)
-        report = folder / "bug-report.md"
-        if report.is_file():
-            write_atomic(report, with_hit_by_lines(report.read_text(), known.to_json()))
-        if known.signature in self.findings:  # its hit_by as its report says it, at once
-            self.rewrite_finding_json(known)
+        text = scripts.violation_scripts(case, finding)[0][1]
+        self.also.submit(AlsoScript(known, finding, also_script_name(finding.extra["violation"]["op"]), text, host))
 
     def rename_finding(self, finding: Finding, signature: str) -> bool:
         """Key `finding` on `signature` from now on (a pass-order finding on its minimal
@@ -250,6 +268,7 @@ class FindingTables:
             files["finding.json"] = json.dumps(finding.to_json(), indent=2) + "\n"
             save_folder(self.out / folder, name, files)
             table[finding.signature] = finding
+            self.note_later_failure(finding)
             if folder == "findings" and finding.extra.get("root_key"):
                 self.roots.setdefault(finding.extra["root_key"], finding.signature)
             if folder == "unconfirmed":

@@ -10,7 +10,7 @@ import re
 import sys
 from pathlib import Path
 
-from ..core.violation_key import also_script_name
+from ..core.violation_key import MISSING_CHECK
 from ..protocol import REPRO_MARK
 from .counterpart import counterpart_sentence
 from .outdir import OutputError, write_atomic
@@ -233,18 +233,30 @@ HIT_BY_HEADING = "**Also hit by:**"
 
 def hit_by_lines(finding: dict) -> list[str]:
     """A disruptive finding met by more than one op or dtype: each, and the script kept for
-    each other op (oracles/disruptive.py: one finding per missing check)."""
+    each other op that failed alone as its hit did (oracles/disruptive.py: one finding per
+    missing check; also_scripts.py)."""
     hits = finding.get("extra", {}).get("hit_by") or []
     if len(hits) < 2:
         return []
-    first = hits[0]["op"]
     ops: dict[str, list[str]] = {}
+    kept: dict[str, str] = {}
     for hit in hits:
         ops.setdefault(hit["op"], []).append(hit["dtype"])
-    said = "; ".join(f"{op} on {', '.join(dtypes)}" + ("" if op == first else f" ({also_script_name(op)})")
+        if hit.get("script"):
+            kept.setdefault(hit["op"], hit["script"])
+    said = "; ".join(f"{op} on {', '.join(dtypes)}" + (f" ({kept[op]})" if op in kept else "")
                      for op, dtypes in ops.items())
-    return [f"{HIT_BY_HEADING} {said}. One missing check: the same violation kind fails at the same "
-            "place in TVM with the same message, op names and dtypes aside.", ""]
+    return [f"{HIT_BY_HEADING} {said}. {_one_check(finding.get('signature', ''))}", ""]
+
+
+def _one_check(signature: str) -> str:
+    """Why the hits are one finding (core/violation_key.py)."""
+    if signature.startswith(f"{MISSING_CHECK}|"):
+        _, kind, site = signature.split("|", 2)
+        return (f"One missing check: each got past {site}, which lets {kind} through, whatever "
+                "later failed on it.")
+    return ("One missing check: the same violation kind fails at the same place in TVM with the same "
+            "message, op names and dtypes aside.")
 
 
 def with_hit_by_lines(report: str, finding: dict) -> str:

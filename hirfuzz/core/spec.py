@@ -58,7 +58,11 @@ An op spec says everything hirfuzz knows about one Relax operator, as data:
   conditions see each input's ``dtype`` and judge dtype mismatches too (Relax compares two
   dtypes promoted), so one about shapes alone says its inputs' dtypes are equal. Its
   ``optional_args`` counts the trailing call arguments that dialect's op may go without
-  (Relax's strided_slice without its strides): dropping one is no arity violation.
+  (Relax's strided_slice without its strides): dropping one is no arity violation. Its
+  ``infer`` names the function in that dialect's TVM source that types the op (Relax's
+  ``FInferType``, Relay's type relation), where ops share one (default: the op's own name):
+  a disruptive finding that gets past type inference is keyed on it, since the check that
+  should have fired is missing there, once for every op it types (core/violation_key.py).
 - ``targets``: per target kind (``cuda``), the op instances that target's build is known to
   fail on, so that a campaign for it never generates them (one construct it cannot build
   fails the whole graph's build). Each entry is one exclusion with the ``error`` its build
@@ -85,6 +89,7 @@ Expressions are compiled once here by ``expr.compile_expr``; nothing is ever ``e
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
@@ -114,7 +119,7 @@ _OP_KEYS = {"name", "input_search", "relax", "inputs", "dtypes", "attrs", "solve
             "reference", "tolerance", "amplification", "overflow", "exact", "continuous", "may_trap", "call",
             "note", "dialects", "traits", "targets", "tvm_bugs", "limitations"}
 TRAITS = ("elementwise", "commutative", "associative")
-_DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note", "accepts", "optional_args"}
+_DIALECT_KEYS = {"op", "call", "dtypes", "reference", "note", "accepts", "optional_args", "infer"}
 DIALECTS = tuple(dialect_names())  # the dialects hirfuzz knows (dialects/__init__.py)
 _EXCLUSION_KEYS = {"dtypes", "when", "dialects", "error", "note"}
 _TVM_BUG_KEYS = {"dtypes", "dialects", "error", "note"}
@@ -224,6 +229,7 @@ class Spelling:
     note: str = ""
     accepts: tuple[E.Compiled, ...] = ()        # documented-valid cases the constraints reject
     optional_args: int = 0                      # trailing call arguments the op may go without
+    infer: str = ""                             # TVM's function typing it where ops share one
 
 
 @dataclass
@@ -257,6 +263,7 @@ class OpSpec:
     spellings: dict[str, Spelling] = field(default_factory=dict)  # every dialect that has it
     accepts: tuple[E.Compiled, ...] = ()  # the dialect's documented-valid cases (Spelling.accepts)
     optional_args: int = 0                # Spelling.optional_args
+    infer: str = ""                       # Spelling.infer: TVM's function typing it, if shared
     input_search: InputSearch | None = None  # how a wanted result interval reaches the inputs
     target_exclusions: tuple[TargetExclusion, ...] = ()  # every dialect's; see exclusions()
     tvm_bugs: tuple[TvmBugDtypes, ...] = ()               # every dialect's; see bug_dtypes()
@@ -289,7 +296,12 @@ class OpSpec:
         return replace(self, dialect=dialect, dialect_op=sp.op, call_args=sp.call_args,
                        call_kwargs=sp.call_kwargs, dtypes=sp.dtypes or self.base_dtypes,
                        reference=sp.reference or self.base_reference, note=note, accepts=sp.accepts,
-                       optional_args=sp.optional_args)
+                       optional_args=sp.optional_args, infer=sp.infer)
+
+    @property
+    def inference_site(self) -> str:
+        """The function in the dialect's TVM that types the op: `infer`, or else its own."""
+        return self.infer or self.dialect_op
 
     @property
     def multi_output(self) -> bool:
@@ -726,11 +738,14 @@ def _read_spelling(r: _Reader, fld: str, default_op: str, block, legacy: bool = 
     optional_args = block.get("optional_args", 0)
     if isinstance(optional_args, bool) or not isinstance(optional_args, int) or optional_args < 0:
         r.fail(f"{fld}.optional_args", f"expected a count >= 0, got {optional_args!r}")
+    infer = block.get("infer", "")
+    if not isinstance(infer, str) or not re.fullmatch(r"[A-Za-z_][\w:<>]*", infer or "_"):
+        r.fail(f"{fld}.infer", f"expected the name of a TVM function, got {infer!r}")
     return Spelling(op=op, call_args=call_args, call_kwargs=call_kwargs,
                     dtypes=tuple(dtypes) if dtypes else None, reference=reference,
                     note=str(block.get("note", "")),
                     accepts=tuple(r.expr(f"{fld}.accepts[{i}]", a) for i, a in enumerate(accepts)),
-                    optional_args=optional_args)
+                    optional_args=optional_args, infer=infer)
 
 
 def _read_spellings(r: _Reader, entry: dict) -> dict[str, Spelling]:

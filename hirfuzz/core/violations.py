@@ -57,12 +57,13 @@ class Violation:
     lie: dict | None = None   # match-cast-lie: {"var": node id, "actual": shape}
     arity: int = 0            # arity: -1 drops the last argument, +1 repeats the first
     wrap: str | None = None   # the violating call sits in main, a global function, or a closure
+    attr: str | None = None   # attr-out-of-range: the attribute broken
 
     def to_json(self) -> dict:
         return {"kind": self.kind, "op": self.op, "dtype": self.dtype, "detail": self.detail,
                 "inputs": [[[r.node, r.index] for r in i] if isinstance(i, list) else [i.node, i.index]
                            for i in self.inputs],
-                "attrs": self.attrs, "lie": self.lie, "arity": self.arity, "wrap": self.wrap}
+                "attrs": self.attrs, "lie": self.lie, "arity": self.arity, "wrap": self.wrap, "attr": self.attr}
 
 
 def applicable_kinds(spec) -> list[str]:
@@ -283,7 +284,8 @@ class ViolationBuilder:
                 continue  # the attribute never reaches the dialect's op (Relax's conv2d takes its
                 #           kernel size and channels from the weight): nothing was broken
             if self._spec_rejects(spec, self._env(spec, dtype, inputs, trial)):
-                return Violation("attr-out-of-range", spec.name, dtype, inputs, trial, f"{name} = {trial[name]}")
+                return Violation("attr-out-of-range", spec.name, dtype, inputs, trial, f"{name} = {trial[name]}",
+                                 attr=name)
         raise Rejected("no out-of-range attribute value found")
 
 

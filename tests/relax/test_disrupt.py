@@ -11,7 +11,7 @@ import pytest
 from conftest import run_hirfuzz
 from reproducer_rules import check_violation_scripts
 from hirfuzz.core.violations import (KINDS, ViolationBuilder, applicable_kinds, classify, draw_inputs,
-                             generate_violation, violation_plan)
+                             generate_violation, unsupported_dtypes, violation_plan)
 from hirfuzz.core.expr import ExprError
 from hirfuzz.core.generate import GraphBuilder, Rejected
 from hirfuzz.core.graph import Graph, Node, TensorType
@@ -68,8 +68,8 @@ def test_a_campaign_sized_run_covers_every_kind(specs):
 
 
 def test_violations_break_the_spec(specs):
-    graph, v = violation_for(specs, "add", "dtype-unsupported")
-    assert v.dtype not in specs.ops["add"].dtypes
+    graph, v = violation_for(specs, "right_shift", "dtype-unsupported")
+    assert v.dtype not in specs.ops["right_shift"].dtypes
     assert all(graph.type_of(r).dtype == v.dtype for r in v.inputs)
     graph, v = violation_for(specs, "add", "shape-incompatible")
     a, b = (graph.type_of(r).shape for r in v.inputs)
@@ -205,11 +205,11 @@ def test_a_lied_variable_keeps_its_real_shape_beside_in_domain_inputs(specs):
 @pytest.fixture(scope="module")
 def comparisons_campaign(tmp_path_factory) -> tuple[Path, dict]:
     """A short disruptive campaign on ops whose violations TVM 0.27 accepts (outer on mixed
-    dtypes; less_equal's are documented, so drawn no more) or fails on internally (outer on
-    bool, triu without k): its folder and summary."""
+    dtypes) or fails on internally (right_shift on a float, triu without k; outer on bool, a
+    valid program TVM cannot build, is drawn no more): its folder and summary."""
     out = tmp_path_factory.mktemp("disrupt") / "out"
     proc = run_hirfuzz("--mode", "disruptive", "--iterations", 6, "--ops", 3, "--out", out, "--no-progress",
-                       "--seed", 1, "--only-ops", "outer,less_equal,triu")
+                       "--seed", 1, "--only-ops", "outer,triu,right_shift")
     assert proc.returncode == 0, proc.stderr
     return out, json.loads((out / "summary.json").read_text())
 
@@ -299,7 +299,8 @@ def test_a_poor_diagnostic_script_fails_alike_only_at_the_same_frame_with_the_sa
                                  ("elsewhere", "relax/op/tensor/index.cc", "Check failed: call->args.size() == N (N vs. N) :")):
         finding = Finding(kind="poor-diagnostic", oracle="disruptive", stage="lower", message="",
                           signature=f"poor-diagnostic|arity|InternalError|{where}|{message}",
-                          extra={"exc_type": "InternalError", "op_names": ["scatter_nd", "scatter_nd", "scatter_nd"]})
+                          extra={"exc_type": "InternalError", "op_names": ["scatter_nd", "scatter_nd", "scatter_nd"],
+                                 "fails_at": {"exc_type": "InternalError", "where": where, "said": message}})
         seen[name] = check_short_reproducer(tmp_path / "repro.py", finding, timeout_s=120)
     assert seen["same"].reproduced, seen["same"].output[-2000:]
     assert "Warning: BlockBuilder destroyed" in seen["same"].output  # the log line the check must skip
@@ -326,32 +327,62 @@ def test_a_bare_assertion_in_tvm_fails_alike_as_an_empty_message(tmp_path):
     from hirfuzz.core.finding import Finding
     (tmp_path / "repro.py").write_text(PRELU_SLOPE)
     finding = Finding(kind="poor-diagnostic", oracle="disruptive", stage="build", message="",
-                      signature="poor-diagnostic|shape-incompatible|AssertionError|topi/nn/elemwise.py|",
-                      extra={"exc_type": "AssertionError"})
+                      signature="missing-check|shape-incompatible|InferTypePRelu",
+                      extra={"exc_type": "AssertionError",
+                             "fails_at": {"exc_type": "AssertionError", "where": "topi/nn/elemwise.py", "said": ""}})
     outcome = check_short_reproducer(tmp_path / "repro.py", finding, timeout_s=120)
     assert outcome.reproduced and "topi/nn/elemwise.py" in outcome.output, outcome.output[-2000:]
 
 
 def _signature_of(specs, op, shapes, dtype, **extra):
-    from hirfuzz.campaign.oracles.disruptive import violation_signature
-    g, v = single_op(specs, op, shapes, dtype, **extra)
+    return _judged_signature(specs, *single_op(specs, op, shapes, dtype, **extra))
+
+
+def _judged_signature(specs, g, v):
+    from hirfuzz.campaign.oracles.disruptive import DisruptiveOracle
+    from hirfuzz.campaign.cases import CaseMaker
+    from hirfuzz.campaign.coordinator import Settings
+    from hirfuzz.dialects import dialect_info
     (cls, stage), answer = run_case(specs, g, v)
-    return violation_signature(cls, v.to_json(), answer, stage, specs.ops[op].dialect_op)
+    maker = CaseMaker(Settings(mode="disruptive"), specs, dialect_info("relax"), None)
+    case = maker.make_case(0, g, {"violation": v.to_json(), "plan": violation_plan(v, g, specs)})
+    return DisruptiveOracle().judge(specs, case, answer).finding.signature
 
 
 def test_one_missing_check_is_one_signature_whatever_op_and_dtype_meet_it(specs):
-    """LLVM codegen has no bool branch in its arithmetic (CreateAdd, CreateSub, ... and the
-    division visitors check for a float where an int is not found): every arithmetic op on
-    bool fails in target/llvm/codegen_llvm.cc with one check. One finding, not one per op;
-    a different check (right_shift on a float, in TIR's op utilities) stays apart."""
-    bool_ops = {op: _signature_of(specs, op, [(2, 3), (3, 3) if op == "matmul" else (2, 3)], "bool")
-                for op in ("add", "subtract", "matmul", "minimum", "less_equal", "divide", "mod")}
-    assert len(set(bool_ops.values())) == 1, bool_ops
-    signature = bool_ops["add"]
-    assert signature.startswith("poor-diagnostic|dtype-unsupported|InternalError|target/llvm/codegen_llvm.cc|")
-    assert "bool" not in signature and "add" not in signature.split("|", 4)[4]
-    shift = _signature_of(specs, "right_shift", [(2, 3), (2, 3)], "float32")
-    assert shift != signature and "op_utils.h" in shift
+    """Relax types every binary arithmetic, logical and bitwise op with one function,
+    InferTypeBroadcastArith (src/relax/op/tensor/binary.cc), which checks no dtype class:
+    add on bool (failing later in LLVM codegen, codegen_llvm.cc), right_shift on float32
+    (in TIR's op utilities, op_utils.h) and logical_or on int8 all get past it. One missing
+    check, one finding, whatever later trips over it; a comparison (InferTypeBroadcastCMP)
+    and matmul (InferTypeMatmul) are typed elsewhere, and stay apart."""
+    typed_alike = {(op, dtype): _signature_of(specs, op, [(2, 3), (2, 3)], dtype)
+                   for op, dtype in (("add", "bool"), ("subtract", "bool"), ("minimum", "bool"), ("divide", "bool"),
+                                     ("right_shift", "float32"), ("logical_or", "int8"))}
+    assert set(typed_alike.values()) == {"missing-check|dtype-unsupported|InferTypeBroadcastArith"}, typed_alike
+    assert _signature_of(specs, "less_equal", [(2, 3), (2, 3)], "bool") == \
+        "missing-check|dtype-unsupported|InferTypeBroadcastCMP"
+    assert _signature_of(specs, "matmul", [(2, 3), (3, 3)], "bool") == "missing-check|dtype-unsupported|matmul"
+
+
+def test_a_failure_while_typing_is_keyed_on_the_check_that_fired(specs):
+    """one_hot with depth -7 fails inside its own type inference on an internal check that
+    says what is wrong (InferTypeOneHot, manipulate.cc: `depth > 0` as an InternalError): a
+    poor diagnostic keyed on that check, where it is and what it says."""
+    g, v = single_op(specs, "one_hot", [(2, 3)], "int64", kind="attr-out-of-range", attr="depth")
+    v.attrs = {"depth": -7, "axis": -1, "_float": False, "on_value": 1, "off_value": 0}
+    sig = _judged_signature(specs, g, v)
+    assert sig.startswith("poor-diagnostic|attr-out-of-range|InternalError|relax/op/tensor/manipulate.cc|"
+                          "Check failed: (depth > N)"), sig
+
+
+def test_an_argument_count_tvm_never_checks_is_one_finding_however_it_fails(specs):
+    """gather_elements and gather_nd skip CheckNumArguments (manipulate.cc): one argument too
+    many runs (a silent acceptance), one too few reads an argument that is not there while
+    typing (an IndexError in block_builder.py). One missing check: one signature."""
+    seen = {_judged_signature(specs, *violation_for(specs, op, "arity", seed=seed))
+            for op, seed in (("gather_elements", 0), ("gather_nd", 0), ("gather_nd", 1), ("gather_elements", 2))}
+    assert seen == {"missing-check|arity|argument count"}, seen
 
 
 def test_a_hit_lists_each_op_and_dtype_once_and_says_when_an_op_is_new():
@@ -440,10 +471,14 @@ def test_a_silent_acceptances_inputs_are_small_constants_inside_their_domain():
     assert array_code(indices).startswith("np.array([[0, 2, 1, 3]")  # values that differ stay as they are
 
 
-def test_a_second_op_hitting_a_saved_finding_is_listed_with_its_own_script(specs, tmp_path):
-    """One finding per missing check: bool subtract hitting the finding bool add filed is a
-    hit, listed in finding.json's hit_by and the bug report, its short script kept beside
-    the first as also-subtract.py; bool add again is counted, nothing more written."""
+def test_a_second_op_hitting_a_saved_finding_is_listed_with_its_own_checked_script(specs, tmp_path):
+    """One finding per missing check: bool subtract and float32 right_shift hitting the
+    finding bool add filed (all typed by InferTypeBroadcastArith) are hits, listed in
+    finding.json's hit_by and the bug report, each short script kept beside the first
+    (also-<op>.py) once it has failed alone as its own hit did: right_shift fails elsewhere
+    in TVM than add, and its script is checked against its own failure. A script that does
+    not fail as its hit did (here: a hit whose failure is said to be another) is not kept,
+    and hit_by says why; bool add again is counted, nothing more written."""
     import threading
     from types import SimpleNamespace
     from hirfuzz.campaign.cases import CaseMaker
@@ -457,28 +492,56 @@ def test_a_second_op_hitting_a_saved_finding_is_listed_with_its_own_script(specs
     info = dialect_info("relax")
     maker = CaseMaker(Settings(mode="disruptive"), specs, info, None)
     cases, findings = [], []
-    for index, op in enumerate(("add", "subtract", "add")):
-        graph, v = single_op(specs, op, [(2, 3), (2, 3)], "bool")
+    for index, (op, dtype) in enumerate((("add", "bool"), ("subtract", "bool"), ("right_shift", "float32"),
+                                         ("maximum", "bool"), ("add", "bool"))):
+        graph, v = single_op(specs, op, [(2, 3), (2, 3)], dtype)
         case = maker.make_case(index, graph, {"violation": v.to_json(), "plan": violation_plan(v, graph, specs)})
         (_cls, _stage), answer = run_case(specs, graph, v)
         cases.append(case)
         findings.append(DisruptiveOracle().judge(specs, case, answer).finding)
     assert len({f.signature for f in findings}) == 1
+    assert findings[2].extra["fails_at"]["where"] != findings[0].extra["fails_at"]["where"]
+    findings[3].extra["fails_at"] = dict(findings[3].extra["fails_at"], said="not what it says")
     tables = FindingTables(OutDir(tmp_path), 0, SimpleNamespace(), KnownFindings(frozenset(), {}),
                            threading.RLock(), lambda line: None)
-    host = SimpleNamespace(info=info, specs=specs, settings=Settings(mode="disruptive"), tvm_version=lambda: "0.27")
-    tables.reductions = SimpleNamespace(pending={}, host_of=lambda finding: host)
+    settings = Settings(mode="disruptive")
+    host = SimpleNamespace(info=info, specs=specs, settings=settings, tvm_version=lambda: "0.27", out=tmp_path)
+    tables.reductions = SimpleNamespace(pending={}, host_of=lambda finding: host, threads=[],
+                                        stop=threading.Event(), changed=threading.Event())
     report = "### add on bool\n\n**Expected:** a diagnostic\n\n**Actual:** InternalError\n\n```python\nx = 1\n\n\ny = 2\n```\n"
     tables.file_finding("findings", findings[0], {"repro.py": "print()\n", "bug-report.md": report})
     for case, finding in zip(cases[1:], findings[1:]):
         tables.record(case, finding, "")
+    assert tables.reductions.threads, "the checks run among the reductions' threads"
+    for thread in tables.reductions.threads:
+        thread.join(300)
     tables.write_hits()  # as the next checkpoint does
     folder = tmp_path / findings[0].path
     saved = json.loads((folder / "finding.json").read_text())
-    assert saved["hits"] == 3
-    assert [(h["op"], h["dtype"]) for h in saved["extra"]["hit_by"]] == [("add", "bool"), ("subtract", "bool")]
-    assert sorted(p.name for p in folder.iterdir()) == ["also-subtract.py", "bug-report.md", "finding.json", "repro.py"]
+    assert saved["hits"] == 5
+    hits = saved["extra"]["hit_by"]
+    assert [(h["op"], h["dtype"]) for h in hits] == [("add", "bool"), ("subtract", "bool"),
+                                                     ("right_shift", "float32"), ("maximum", "bool")]
+    assert [h.get("script") for h in hits] == [None, "also-subtract.py", "also-right_shift.py", None]
+    assert "not where or as the fuzzer saw it" in hits[3]["script_not_kept"]
+    assert sorted(p.name for p in folder.iterdir()) == ["also-right_shift.py", "also-subtract.py", "bug-report.md",
+                                                        "finding.json", "repro.py"]
     assert "relax.op.subtract(" in (folder / "also-subtract.py").read_text()
     written = (folder / "bug-report.md").read_text()
-    assert f"{HIT_BY_HEADING} add on bool; subtract on bool (also-subtract.py)." in written
+    assert (f"{HIT_BY_HEADING} add on bool; subtract on bool (also-subtract.py); right_shift on float32 "
+            "(also-right_shift.py); maximum on bool. One missing check: each got past InferTypeBroadcastArith") in written
     assert written.replace(written.split("\n")[4] + "\n\n", "", 1) == report  # the line added, nothing else changed
+
+
+@pytest.mark.parametrize("op", ["add", "equal", "isinf", "max"])
+def test_a_bool_program_tvm_types_but_cannot_build_is_a_known_bug_never_a_violation(specs, op):
+    """Relax types these ops on bool, and the build fails only where TIR or LLVM codegen
+    lacks a branch for bool (kDLBool, its own type code in 0.27: codegen_llvm.cc's
+    arithmetic and comparisons, tirx/op/op.cc's isinf and min_value): a valid program, so
+    the spec lists bool under tvm_bugs and disruptive mode never draws it as unsupported."""
+    assert "bool" in specs.ops[op].bug_dtypes() and "bool" not in unsupported_dtypes(specs.ops[op])
+    g, v = single_op(specs, op, [(2, 3), (2, 3)] if op in ("add", "equal") else [(2, 3)], "bool")
+    if op == "max":
+        v.attrs = {"axis": [1], "keepdims": False}
+    (cls, stage), answer = run_case(specs, g, v)
+    assert (cls, stage, answer["exc_type"]) == ("poor-diagnostic", "build", "InternalError"), answer.get("message")

@@ -3,33 +3,35 @@ purpose (core.violations), built and run under the baseline. What TVM did with i
 classified (core.violations.classify): a clean rejection is fine; a poor diagnostic, a
 crash or a silent acceptance is a finding.
 
-A finding is one missing check, not one op: its signature is the violation's kind and where
-TVM fails (the source file of its deepest frame, or the stage) with what it says there, the
-op names, dtypes and the code's own local names left out; or, for a silent acceptance, where
-it should have failed (the op's type inference). So LLVM codegen's missing bool branch, met
-by add, subtract, matmul or minimum on bool, is one finding; each op and dtype that hits it
-is listed in its `extra.hit_by` (violation_hit), and the findings tables keep one short
-script per op beside the first (also-<op>.py)."""
+A finding is one missing check, not one op (core/violation_key.py): a poor diagnostic
+raised while TVM types the program is keyed on that check (the violation's kind, the
+exception, the source file of its deepest frame, what it says less op names, dtypes and
+the code's own local names); a violation that got past type inference (a failure later, a
+death, a program that runs) on the check missing in the function typing the op (the op
+spec's `infer`), whatever later trips over it. So right_shift on float32 (failing in TIR's
+op utilities), logical_or on int8 and divide on bool (LLVM codegen), all typed by Relax's
+InferTypeBroadcastArith, are one finding; each op and dtype that hits it is listed in its
+`extra.hit_by` (violation_hit), and the findings tables keep one short script per op beside
+the first (also-<op>.py), once it fails as its own hit did."""
+
 from __future__ import annotations
 
-from ...core.finding import Finding, death_signature, error_line
-from ...core.violation_key import failing_file, message_key, op_names, violation_hit
+from ...core.finding import Finding, error_line
+from ...core.violation_key import (TYPING_STAGES, checked_for_every_op, failure_key, missing_check_key, op_names,
+                                   violation_hit)
 from ...core.violations import classify as classify_violation
 from ..outcome import Outcome, Status
 from ..sandbox import Death
 from .base import Oracle, OracleDefinition
 
 
-def violation_signature(cls: str, violation: dict, answer, stage: str, dialect_op: str) -> str:
-    """The signature of a disruptive finding: one per missing check (module docstring)."""
-    kind = violation["kind"]
-    if isinstance(answer, Death):  # no frame to tell two causes apart: the op keeps them apart
-        return "|".join([cls, kind, violation["op"], death_signature(answer.reason, answer.signal)])
-    if cls == Status.SILENT_ACCEPTANCE.value:  # where it should have failed: the op's type inference
-        return "|".join([cls, kind, dialect_op or violation["op"]])
-    where = failing_file(answer["traceback"]) or stage
-    said = message_key(answer["message"], op_names(violation, dialect_op))
-    return "|".join([cls, kind, answer["exc_type"], where, said])
+def violation_signature(violation: dict, stage: str, fails_at: dict | None, inference_site: str) -> str:
+    """The signature of a disruptive finding: one per missing check (module docstring).
+    `fails_at`: a poor diagnostic's failure (core.violation_key.failure_key), else None."""
+    if fails_at is not None and stage in TYPING_STAGES and not checked_for_every_op(violation["kind"]):
+        return "|".join([Status.POOR_DIAGNOSTIC.value, violation["kind"], fails_at["exc_type"], fails_at["where"],
+                         fails_at["said"]])
+    return missing_check_key(violation, inference_site)
 
 
 class DisruptiveOracle(OracleDefinition):
@@ -49,17 +51,21 @@ class DisruptiveOracle(OracleDefinition):
         what = f"{v['kind']} on {v['op']} ({v['detail']})"
         spec = specs.ops.get(v["op"])
         dialect_op = spec.dialect_op if spec is not None else v["op"]
-        sig = violation_signature(cls, v, answer, stage, dialect_op)
+        fails_at = None
         if isinstance(answer, Death):
             message, detail, extra = answer.describe(), answer.log_tail, {"signal": answer.signal or answer.reason}
         elif status is Status.POOR_DIAGNOSTIC:
             said = error_line(answer["exc_type"], answer["message"])
             message = said[:270]
             detail, extra = answer["traceback"], {"exc_type": answer["exc_type"]}
+            fails_at = failure_key(answer["exc_type"], answer["traceback"], answer["message"], stage,
+                                   op_names(v, dialect_op))
+            extra["fails_at"] = fails_at
         else:  # silent acceptance
             message = f"accepted and ran: {what}"
             documented = spec.limitation(v["kind"], v["dtype"]) if spec is not None else None
             detail, extra = (f"the spec documents it ({v['kind']}): {documented.note}" if documented else ""), {}
+        sig = violation_signature(v, stage, fails_at, spec.inference_site if spec is not None else v["op"])
         extra["violation"] = v
         extra["op_names"] = list(op_names(v, dialect_op))
         kind = "hang" if isinstance(answer, Death) and answer.reason == "timeout" else cls
