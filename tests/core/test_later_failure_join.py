@@ -33,6 +33,7 @@ def test_ops_typed_apart_that_fail_later_at_one_check_are_one_finding(tmp_path):
     tables.file_finding("findings", sort, {"repro.py": "print()\n"})
     topk = _finding("topk", "InferTypeTopK", SORT_DISPATCH, 2)
     tables.record(SimpleNamespace(index=2), topk, "")
+    tables.write_hits()  # as the next checkpoint does
     saved = json.loads((tmp_path / sort.path / "finding.json").read_text())
     assert saved["hits"] == 2 and [h["op"] for h in saved["extra"]["hit_by"]] == ["sort", "topk"]
     assert list(tables.findings) == [sort.signature]

@@ -209,7 +209,7 @@ def comparisons_campaign(tmp_path_factory) -> tuple[Path, dict]:
     valid program TVM cannot build, is drawn no more): its folder and summary."""
     out = tmp_path_factory.mktemp("disrupt") / "out"
     proc = run_hirfuzz("--mode", "disruptive", "--iterations", 6, "--ops", 3, "--out", out, "--no-progress",
-                       "--seed", 1, "--only-ops", "outer,triu,right_shift")
+                       "--seed", 2, "--only-ops", "outer,triu,right_shift")
     assert proc.returncode == 0, proc.stderr
     return out, json.loads((out / "summary.json").read_text())
 
