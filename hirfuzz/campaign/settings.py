@@ -6,6 +6,39 @@ from dataclasses import dataclass, field
 
 from . import DEFAULT_MUTATIONS, DEFAULT_OPS
 
+DEFAULT_MAX_PASSES = 6  # the most passes a drawn sequence holds (core.passes.draw_sequence)
+
+
+@dataclass(frozen=True)
+class DialectDefaults:
+    """What a campaign of one IR runs with unless told otherwise: each chosen by distinct
+    findings an hour with tools/bench_settings.py on that IR (README.md has the tables)."""
+    ops: int                        # operators per graph (--ops)
+    mutations: int                  # mutators per case's mutant (--mutations; 0: none)
+    executors: tuple[str, ...]      # executors besides the baseline (--executors)
+    max_passes: int                 # passes a drawn sequence holds at most (--max-passes)
+    # what finishing a finding may take (campaign.reduction_budget; None: no bound): its
+    # reduction's worker trials (--reduce-trials) and seconds (--reduce-seconds), and, while
+    # fuzzing, the reductions' trials per case answered before another one starts (--reduce-share)
+    reduce_trials: int | None = None
+    reduce_seconds: float | None = None
+    reduce_share: float | None = None
+
+
+DIALECT_DEFAULTS = {
+    "relax": DialectDefaults(ops=DEFAULT_OPS, mutations=DEFAULT_MUTATIONS, executors=(),
+                             max_passes=DEFAULT_MAX_PASSES),
+    # a Relay trial builds with LLVM for tens of seconds on a 40-operator graph (where a
+    # Relax one takes a second): its reductions are bounded and wait for fuzzing
+    "relay": DialectDefaults(ops=DEFAULT_OPS, mutations=DEFAULT_MUTATIONS, executors=(),
+                             max_passes=DEFAULT_MAX_PASSES, reduce_trials=40, reduce_seconds=180.0,
+                             reduce_share=0.25),
+}
+
+
+def defaults_for(dialect: str) -> DialectDefaults:
+    return DIALECT_DEFAULTS.get(dialect, DIALECT_DEFAULTS["relax"])
+
 
 @dataclass
 class Settings:
@@ -32,6 +65,10 @@ class Settings:
     pass_files: list[str] = field(default_factory=list)
     features: bool = True                  # lower with functions, closures and Relax features
     mutations: int = DEFAULT_MUTATIONS     # mutators applied to make each case's mutant (0: none)
+    max_passes: int = DEFAULT_MAX_PASSES   # passes a drawn sequence holds at most
+    reduce_trials: int | None = None       # a finding's reduction: at most this many worker trials
+    reduce_seconds: float | None = None    # ... and seconds (campaign.reduction_budget)
+    reduce_share: float | None = None      # while fuzzing, reductions' trials per case answered
     dialect: str = "relax"                 # the IR fuzzed (--ir)
     tvm_python: str | None = None          # the interpreter holding the TVM under test (None: this one)
     tvm_env: dict = field(default_factory=dict)  # what it needs in its environment
