@@ -56,8 +56,14 @@ def _names_or_none(text: str) -> list[str]:
     return [] if text.strip() == "none" else _names(text)
 
 
-def _or_none(value) -> str:
-    return "none" if value is None else f"{value:g}"
+def _per_ir(name: str) -> str:
+    """A setting's default for each IR, as --help says it (settings.DIALECT_DEFAULTS)."""
+    def said(value) -> str:
+        if isinstance(value, tuple):
+            return ",".join(value) or "none"
+        return "none" if value is None else f"{value:g}"
+    return f"default per IR: relax {said(getattr(defaults_for('relax'), name))}, " \
+           f"relay {said(getattr(defaults_for('relay'), name))}"
 
 
 def _count_or_none(text: str) -> int | None:
@@ -100,17 +106,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time", type=_positive_float, metavar="SECONDS", dest="time_s",
                    help="stop after this many seconds (without --iterations or --time: run until Ctrl-C)")
     p.add_argument("--ops", type=_positive_int, metavar="N",
-                   help=f"operators per graph (default per IR: relax {defaults_for('relax').ops}, relay "
-                        f"{defaults_for('relay').ops}: the most distinct findings an hour, measured with "
-                        "tools/bench_settings.py)")
+                   help=f"operators per graph ({_per_ir('ops')}: the most distinct findings an hour, measured "
+                        "with tools/bench_settings.py)")
     p.add_argument("--out", default="hirfuzz-out", metavar="DIR", help="output folder (default ./hirfuzz-out)")
     p.add_argument("--target", default="llvm", metavar="T,T",
                    help="targets: llvm (default), cuda, or both; the first is the baseline")
     p.add_argument("--executors", type=_names_or_none, metavar="E,E",
                    help="executors besides the baseline: Relax compiled, unoptimised, fused; Relay build, graph, "
-                        "debug, or none (default per IR: relax "
-                        f"{','.join(defaults_for('relax').executors) or 'none'}, relay "
-                        f"{','.join(defaults_for('relay').executors) or 'none'})")
+                        f"debug, or none ({_per_ir('executors')})")
     p.add_argument("--passes", action="append", default=[], metavar="FILE",
                    help="a pass catalog of your own (YAML, in the form of the top-level passes.yaml: a section "
                         "per dialect, or one 'passes' list) added to the built-in one")
@@ -122,11 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="lower graphs plainly: no functions, closures or other Relax features")
     p.add_argument("--mutations", type=int, metavar="N",
                    help="mutators applied to make each case's equivalent mutant, the mutation oracle "
-                        f"(default per IR: relax {defaults_for('relax').mutations}, relay "
-                        f"{defaults_for('relay').mutations}; 0: no mutant, which found more distinct findings an hour)")
+                        f"({_per_ir('mutations')}; 0: no mutant, which found more distinct findings an hour)")
     p.add_argument("--max-passes", type=_positive_int, metavar="N",
-                   help="passes a drawn pass sequence holds at most (default per IR: relax "
-                        f"{defaults_for('relax').max_passes}, relay {defaults_for('relay').max_passes})")
+                   help=f"passes a drawn pass sequence holds at most ({_per_ir('max_passes')})")
     p.add_argument("--no-coverage", action="store_true",
                    help="disable coverage guidance (HIRGen's random baseline)")
     p.add_argument("--only-ops", type=_names, metavar="OP,OP", help="generate only these ops")
@@ -148,16 +149,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-reduce", action="store_true", help="save findings as found, without reducing them")
     p.add_argument("--reduce-trials", type=_count_or_none, default=UNSET, metavar="N",
                    help="worker trials a finding's reduction may run; past them it is filed with the smallest "
-                        "program found so far, and its finding.json says so (default per IR: relax "
-                        f"{_or_none(defaults_for('relax').reduce_trials)}, relay {_or_none(defaults_for('relay').reduce_trials)}; none: no bound)")
+                        "program found so far, and its finding.json says so "
+                        f"({_per_ir('reduce_trials')}; none: no bound)")
     p.add_argument("--reduce-seconds", type=_number_or_none, default=UNSET, metavar="SECONDS",
-                   help="likewise, seconds a finding's reduction may take (default per IR: relax "
-                        f"{_or_none(defaults_for('relax').reduce_seconds)}, relay {_or_none(defaults_for('relay').reduce_seconds)})")
+                   help=f"likewise, seconds a finding's reduction may take ({_per_ir('reduce_seconds')})")
     p.add_argument("--reduce-share", type=_number_or_none, default=UNSET, metavar="F",
                    help="while fuzzing, a reduction starts only while the reductions' worker trials are fewer than F "
-                        "per case answered (0: none starts); the others wait in pending/ until fuzzing ends (default per IR: relax "
-                        f"{_or_none(defaults_for('relax').reduce_share)}, relay {_or_none(defaults_for('relay').reduce_share)}; "
-                        "none: no bound)")
+                        "per case answered (0: none starts); the others wait in pending/ until fuzzing ends "
+                        f"({_per_ir('reduce_share')}; none: no bound)")
     p.add_argument("--specs", metavar="DIR",
                    help="op spec folder (default: the top-level opspecs/, shipped in the package)")
     p.add_argument("--no-verify", action="store_true",

@@ -322,7 +322,8 @@ class Campaign:
     def dispatch(self):
         """Reductions borrow idle workers (some while fuzzing goes on, within their share:
         reduction_budget; all once it is over); the other idle workers get cases."""
-        self.reductions.lend(self.pool, self.reductions.limit(self.pool.jobs, self.counters.cases, self.supply.handing_out()))
+        limit = self.reductions.limit(self.pool.jobs, self.counters.cases, self.supply.handing_out())
+        self.reductions.lend(self.pool, limit)
         while (workers := self.idle_workers()) is not None:
             case = self.supply.next_case()
             if case is None:
