@@ -96,11 +96,18 @@ class Reductions:
         self.changed = threading.Event()        # a thread finished a job or ended
         self.failure: OutputError | None = None  # a write that failed: the campaign stops
         self.share = ReductionShare(host.settings.reduce_share)  # fuzzing first (reduction_budget)
+        self.fuzzing_at: int | None = None  # while fuzzing, the cases answered when last asked (limit)
 
     def limit(self, jobs: int, cases: int, fuzzing: bool) -> int:
         """How many reductions may hold a worker now (ReductionShare.limit)."""
         with self.host.lock:
+            self.fuzzing_at = cases if fuzzing else None
             return self.share.limit(jobs, cases, fuzzing, self.active())
+
+    def _may_go_on(self) -> bool:
+        """Whether a thread that finished a finding takes the next one (call with the lock
+        held): once fuzzing is over always, while it goes on within the share alone."""
+        return self.fuzzing_at is None or self.share.may_start(self.fuzzing_at)
 
     def host_of(self, finding: Finding) -> ReductionHost:
         """The IR a finding was made in: the second one's findings are its oracle's."""
@@ -231,8 +238,8 @@ class Reductions:
                         del self.pending[job.signature]
                     self.remove(job.key)
                     self.changed.set()
-                with host.lock:  # the worker goes on with its own IR's findings only
-                    job = self._next_job(lambda j: self.host_of(j.finding) is host)
+                with host.lock:  # the worker goes on with its own IR's findings only, within the share
+                    job = self._next_job(lambda j: self.host_of(j.finding) is host) if self._may_go_on() else None
         finally:
             worker.lent = False
             self.changed.set()

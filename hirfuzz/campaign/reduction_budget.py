@@ -66,6 +66,8 @@ class ReductionShare:
         if not fuzzing:
             return jobs
         most = max(1, jobs // 2)
-        if self.share is not None and not self.trials < self.share * cases:
-            return min(most, running)  # those running go on; none starts
-        return most
+        return most if self.may_start(cases) else min(most, running)  # those running go on; none starts
+
+    def may_start(self, cases: int) -> bool:
+        """Whether a reduction may start (or a thread take its next finding) while fuzzing."""
+        return self.share is None or self.trials < self.share * cases

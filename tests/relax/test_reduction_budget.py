@@ -8,6 +8,7 @@ import json
 import pytest
 
 from conftest import ROOT, run_hirfuzz
+from hirfuzz.campaign.reduction_budget import FindingBudget, ReductionShare
 from hirfuzz.campaign.reduction_steps import STEPS
 
 PLANTED = ROOT / "tests" / "relax" / "planted" / "planted.yaml"
@@ -68,3 +69,26 @@ def test_with_no_share_bound_the_finding_takes_the_worker_at_once(tmp_path):
     # when the second case is judged, the third being handed out first) before the last case
     run_planted(tmp_path / "out", "--iterations", 3, "--reduce-share", "none")
     assert _findings_while_fuzzing(tmp_path / "out")[-1] == 1
+
+
+def test_the_share_lets_a_reduction_start_only_while_trials_stay_below_share_times_cases():
+    share = ReductionShare(0.25)
+    assert share.limit(jobs=1, cases=0, fuzzing=True, running=0) == 0   # nothing answered yet
+    assert share.limit(jobs=1, cases=4, fuzzing=True, running=0) == 1   # 0 trials < 1
+    share.trials = 1
+    assert not share.may_start(4) and share.may_start(5)
+    assert share.limit(jobs=1, cases=4, fuzzing=True, running=1) == 1   # one running goes on
+    assert share.limit(jobs=4, cases=4, fuzzing=True, running=0) == 0   # none starts
+    assert share.limit(jobs=4, cases=4, fuzzing=False, running=0) == 4  # fuzzing over: every worker
+    assert ReductionShare(None).limit(jobs=4, cases=0, fuzzing=True, running=0) == 2  # half, as before
+
+
+def test_a_finding_budget_counts_trials_and_names_the_step_it_ran_out_in():
+    budget = FindingBudget(trials=2)
+    assert budget.report() is None
+    assert budget.allows("minimise_passes") and budget.allows("reduce_graph")
+    assert not budget.allows("reduce_graph") and not budget.allows("shrink_plan")
+    report = budget.report()
+    assert (report["spent_trials"], report["ran_out_in"]) == (2, "reduce_graph")
+    timed = FindingBudget(seconds=0.0)
+    assert not timed.allows("reduce_graph") and timed.report()["spent_trials"] == 0
