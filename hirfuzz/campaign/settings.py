@@ -29,11 +29,11 @@ DIALECT_DEFAULTS = {
     "relax": DialectDefaults(ops=DEFAULT_OPS, mutations=DEFAULT_MUTATIONS, executors=(),
                              max_passes=DEFAULT_MAX_PASSES),
     # Relay (TVM 0.19, LLVM with assertions) builds a 40-operator graph for 20-40 s, twice a
-    # case: on a loaded 2-core machine every such case ran past the 60-s limit, and 5
-    # operators gave the most distinct findings an hour of 5, 10, 20 and 40 (README.md).
-    # Its reductions are bounded and wait for fuzzing; a second executor (graph) and
-    # shorter sequences (3) found nothing more.
-    "relay": DialectDefaults(ops=5, mutations=DEFAULT_MUTATIONS, executors=(),
+    # case: on a loaded 2-core machine every such case ran past the 60-s limit. 10 and 5
+    # operators found about as many root causes an hour, 10 the more kinds on two seeds
+    # (README.md); a second executor (graph) and shorter sequences (3) found nothing more.
+    # Its reductions are bounded and wait for fuzzing.
+    "relay": DialectDefaults(ops=10, mutations=DEFAULT_MUTATIONS, executors=(),
                              max_passes=DEFAULT_MAX_PASSES, reduce_trials=40, reduce_seconds=180.0,
                              reduce_share=0.25),
 }
