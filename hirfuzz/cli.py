@@ -6,7 +6,8 @@ import os
 import sys
 from pathlib import Path
 
-from .campaign import DEFAULT_FOLLOWUPS, DEFAULT_MUTATIONS, DEFAULT_OPS
+from .campaign import DEFAULT_FOLLOWUPS
+from .campaign.settings import defaults_for
 from .campaign.raypool import LOCAL as LOCAL_RAY, import_ray
 from .core.targets import TARGET_KINDS, target_kind
 from .errors import HirfuzzError
@@ -67,6 +68,39 @@ def _names_or_none(text: str) -> list[str]:
     return [] if text.strip() == "none" else _names(text)
 
 
+def _per_ir(name: str) -> str:
+    """A setting's default for each IR, as --help says it (settings.DIALECT_DEFAULTS)."""
+    def said(value) -> str:
+        if isinstance(value, tuple):
+            return ",".join(value) or "none"
+        return "none" if value is None else f"{value:g}"
+    return f"default per IR: relax {said(getattr(defaults_for('relax'), name))}, " \
+           f"relay {said(getattr(defaults_for('relay'), name))}"
+
+
+def _count_or_none(text: str) -> int | None:
+    return None if text.strip() == "none" else _positive_int(text)
+
+
+def _number_or_none(text: str) -> float | None:
+    if text.strip() == "none":
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a number, at least 0, or none; got '{text}'")
+    return value
+
+
+UNSET = object()  # a flag not given: the IR's default (settings.defaults_for)
+
+
+def _given(value, default):
+    return default if value is UNSET else value
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m hirfuzz",
@@ -83,15 +117,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--iterations", type=_positive_int, metavar="N", help="stop after N cases")
     p.add_argument("--time", type=_positive_float, metavar="SECONDS", dest="time_s",
                    help="stop after this many seconds (without --iterations or --time: run until Ctrl-C)")
-    p.add_argument("--ops", type=_positive_int, default=DEFAULT_OPS, metavar="N",
-                   help=f"operators per graph (default {DEFAULT_OPS}: the most distinct findings an hour of 10, 20 "
-                        "and 40, measured with tools/bench_settings.py)")
+    p.add_argument("--ops", type=_positive_int, metavar="N",
+                   help=f"operators per graph ({_per_ir('ops')}: the most distinct findings an hour, measured "
+                        "with tools/bench_settings.py)")
     p.add_argument("--out", default="hirfuzz-out", metavar="DIR", help="output folder (default ./hirfuzz-out)")
     p.add_argument("--target", default="llvm", metavar="T,T",
                    help="targets: llvm (default), cuda, or both; the first is the baseline")
-    p.add_argument("--executors", type=_names, default=[], metavar="E,E",
+    p.add_argument("--executors", type=_names_or_none, metavar="E,E",
                    help="executors besides the baseline: Relax compiled, unoptimised, fused; Relay build, graph, "
-                        "debug (default: the baseline VM only)")
+                        f"debug, or none ({_per_ir('executors')})")
     p.add_argument("--passes", action="append", default=[], metavar="FILE",
                    help="a pass catalog of your own (YAML, in the form of the top-level passes.yaml: a section "
                         "per dialect, or one 'passes' list) added to the built-in one")
@@ -101,13 +135,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --pass-seq: probe the passes, but do not steer generation to what they act on")
     p.add_argument("--no-features", action="store_true",
                    help="lower graphs plainly: no functions, closures or other Relax features")
-    p.add_argument("--mutations", type=int, default=DEFAULT_MUTATIONS, metavar="N",
+    p.add_argument("--mutations", type=int, metavar="N",
                    help="mutators applied to make each case's equivalent mutant, the mutation oracle "
-                        f"(default {DEFAULT_MUTATIONS}: no mutant, which found more distinct findings an hour)")
+                        f"({_per_ir('mutations')}; 0: no mutant, which found more distinct findings an hour)")
     p.add_argument("--followup-mutants", type=int, default=DEFAULT_FOLLOWUPS, metavar="N",
                    help="follow-up cases made from each interesting case (new coverage, a finding, a near miss): "
                         "N rewrites of it by the structure-building mutators, run through its pass sequence on "
                         f"its own inputs and reference (default {DEFAULT_FOLLOWUPS}: none)")
+    p.add_argument("--max-passes", type=_positive_int, metavar="N",
+                   help=f"passes a drawn pass sequence holds at most ({_per_ir('max_passes')})")
     p.add_argument("--no-coverage", action="store_true",
                    help="disable coverage guidance (HIRGen's random baseline)")
     p.add_argument("--only-ops", type=_names, metavar="OP,OP", help="generate only these ops")
@@ -131,6 +167,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--recycle", type=_positive_int, default=500, metavar="N",
                    help="replace each worker after N cases, bounding what TVM leaks (default 500)")
     p.add_argument("--no-reduce", action="store_true", help="save findings as found, without reducing them")
+    p.add_argument("--reduce-trials", type=_count_or_none, default=UNSET, metavar="N",
+                   help="worker trials a finding's reduction may run; past them it is filed with the smallest "
+                        "program found so far, and its finding.json says so "
+                        f"({_per_ir('reduce_trials')}; none: no bound)")
+    p.add_argument("--reduce-seconds", type=_number_or_none, default=UNSET, metavar="SECONDS",
+                   help=f"likewise, seconds a finding's reduction may take ({_per_ir('reduce_seconds')})")
+    p.add_argument("--reduce-share", type=_number_or_none, default=UNSET, metavar="F",
+                   help="while fuzzing, a reduction starts only while the reductions' worker trials are fewer than F "
+                        "per case answered (0: none starts); the others wait in pending/ until fuzzing ends "
+                        f"({_per_ir('reduce_share')}; none: no bound)")
     p.add_argument("--specs", metavar="DIR",
                    help="op spec folder (default: the top-level opspecs/, shipped in the package)")
     p.add_argument("--no-verify", action="store_true",
@@ -217,8 +263,10 @@ def run(argv=None) -> int:
         print("\n".join(catalog.names()))
         return 0
     pass_seq = parse_sequence(args.pass_seq, catalog) if args.pass_seq else None
+    defaults = defaults_for(args.dialect)
     executors = info.executors
-    unknown = [e for e in args.executors if e not in executors]
+    chosen = list(defaults.executors) if args.executors is None else args.executors
+    unknown = [e for e in chosen if e not in executors]
     if unknown:
         raise HirfuzzError(f"--executors: unknown executor(s) {', '.join(unknown)}; known: {', '.join(executors)}")
     if args.only_ops:
@@ -244,16 +292,21 @@ def run(argv=None) -> int:
     from .campaign.coordinator import Campaign, Settings, format_summary, stop_note
     from .campaign.makers import default_makers
     settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,
-                        ops=args.ops, out=args.out, targets=targets, guided=not args.no_coverage,
+                        ops=args.ops or defaults.ops, out=args.out, targets=targets, guided=not args.no_coverage,
                         only_ops=args.only_ops, dtypes=args.dtypes, timeout_s=args.timeout,
                         max_memory_mb=args.max_memory, spec_dir=args.specs, verify=not args.no_verify,
                         jobs=jobs, makers=default_makers(jobs) if args.makers is None else args.makers,
                         reduce=not args.no_reduce, recycle_after=args.recycle,
-                        executors=[info.baseline] + [e for e in args.executors if e != info.baseline],
+                        executors=[info.baseline] + [e for e in chosen if e != info.baseline],
                         dialect=args.dialect, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
                         pass_files=[str(Path(f).resolve()) for f in args.passes],
-                        features=not args.no_features, mutations=max(0, args.mutations),
+                        features=not args.no_features,
+                        mutations=max(0, defaults.mutations if args.mutations is None else args.mutations),
                         followups=max(0, args.followup_mutants),
+                        max_passes=args.max_passes or defaults.max_passes,
+                        reduce_trials=_given(args.reduce_trials, defaults.reduce_trials),
+                        reduce_seconds=_given(args.reduce_seconds, defaults.reduce_seconds),
+                        reduce_share=_given(args.reduce_share, defaults.reduce_share),
                         tvm_python=tvm_python, tvm_env=tvm_env,
                         cross_dialect=cross, cross_python=cross_python, cross_env=cross_env,
                         known=str(Path(args.known).absolute()) if args.known else None,

@@ -1,15 +1,16 @@
 """Benchmark: distinct findings per hour at a few campaign settings, to choose the defaults.
 
     python tools/bench_settings.py [--time 600] [--seeds 1] [--settings ops=10 ops=20 ops=40]
-                                   [--keep DIR] [--ir relay]
+                                   [--ir relax] [--keep DIR]
 
 What decides the defaults (operators per graph, mutants per case) is how many distinct
 findings a campaign files in an hour, not how many cases it runs. Every setting runs as a
 user runs it (findings reduced and their reproducers checked) for --time seconds with
 --jobs 1, all settings and seeds side by side at once, so that they share the machine
 alike (it is shared and noisy: compare the rows, not the absolute figures). A setting is
-`key=value` pairs joined by commas over the flags `ops`, `mutations` and `followups`
-(--followup-mutants).
+`key=value` pairs joined by commas over the flags `ops`, `mutations`, `followups`
+(--followup-mutants), `max_passes` and `executors` (names joined by `+`, `none` for the
+baseline alone); --ir picks the IR.
 
 Per setting the table gives the cases run, the distinct confirmed findings (signatures),
 the distinct subjects they blame (the pass, or the kind and stage of a finding without
@@ -28,15 +29,21 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-FLAGS = {"ops": "--ops", "mutations": "--mutations", "followups": "--followup-mutants"}
+FLAGS = {"ops": "--ops", "mutations": "--mutations", "followups": "--followup-mutants",
+         "max_passes": "--max-passes", "executors": "--executors"}
+NAMES = ("executors",)  # keys whose value is names joined by "+", not a number
 
 
-def parse_setting(text: str) -> dict[str, int]:
+def parse_setting(text: str) -> dict[str, int | str]:
     setting = {}
     for pair in text.split(","):
         key, _, value = pair.partition("=")
+        if key in NAMES and value:
+            setting[key] = value.replace("+", ",")
+            continue
         if key not in FLAGS or not value.isdigit():
-            raise SystemExit(f"setting '{text}': expected key=N pairs over {', '.join(FLAGS)}, got '{pair}'")
+            raise SystemExit(f"setting '{text}': expected key=N pairs over {', '.join(FLAGS)} "
+                             f"(executors=A+B), got '{pair}'")
         setting[key] = int(value)
     return setting
 
@@ -89,8 +96,8 @@ def main(argv=None) -> int:
     p.add_argument("--time", type=float, default=600.0, help="fuzzing seconds per campaign (default 600)")
     p.add_argument("--seeds", default="1", help="seeds, comma-separated (default 1)")
     p.add_argument("--settings", nargs="+", default=["ops=10", "ops=20", "ops=40"])
+    p.add_argument("--ir", default="relax", choices=["relax", "relay"], help="the IR fuzzed (default relax)")
     p.add_argument("--keep", help="keep the campaigns' folders here")
-    p.add_argument("--ir", default="relax", help="the IR every campaign fuzzes (default relax)")
     args = p.parse_args(argv)
     settings = [(text, parse_setting(text)) for text in args.settings]
     seeds = [int(s) for s in args.seeds.split(",")]
@@ -107,7 +114,7 @@ def main(argv=None) -> int:
         rows.append({"setting": text, "seed": seed,
                      **result(base / f"{text}-seed{seed}", ended[text, seed], args.time)})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-    print(f"--time {args.time:g} --jobs 1 each, {len(runs)} campaigns side by side on {len(seeds)} seed(s)\n")
+    print(f"--ir {args.ir} --time {args.time:g} --jobs 1 each, {len(runs)} campaigns side by side on {len(seeds)} seed(s)\n")
     print("| setting | seed | cases | findings | subjects | unconfirmed | at half time | findings/hour |")
     print("|---|---|---|---|---|---|---|---|")
     for r in rows:

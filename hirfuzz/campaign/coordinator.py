@@ -332,9 +332,10 @@ class Campaign:
         return True
 
     def dispatch(self):
-        """Reductions borrow idle workers (some while fuzzing goes on, all once it is over);
-        the other idle workers get cases."""
-        self.reductions.lend(self.pool, max(1, self.pool.jobs // 2) if self.supply.handing_out() else self.pool.jobs)
+        """Reductions borrow idle workers (some while fuzzing goes on, within their share:
+        reduction_budget; all once it is over); the other idle workers get cases."""
+        limit = self.reductions.limit(self.pool.jobs, self.counters.cases, self.supply.handing_out())
+        self.reductions.lend(self.pool, limit)
         while (workers := self.idle_workers()) is not None:
             with self.clock.stage("make"):
                 case = self.supply.next_case()

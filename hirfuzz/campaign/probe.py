@@ -45,6 +45,9 @@ if TYPE_CHECKING:
 
 PROBE_FILE = "probe.json"
 BATCH = 50                # programs per worker request
+# a sampled probe's (report.md's alone): a batch sent just before its deadline runs to the end,
+# and 50 Relay programs took 20-25 s of a loaded worker where the budget was 2 s a pass
+SAMPLE_BATCH = 1
 DETAILED_BUDGET_S = 60.0  # seconds a pinned sequence's probe may take (Relax needs about 5-15)
 BUDGET_SHARE = 1 / 3      # of a --time budget, the most a probe may take
 OP_SHARE = 0.7            # of which the op programs may take this share (the fan-outs the rest)
@@ -136,7 +139,7 @@ class Prober:
         if not detailed:
             programs = op_programs(specs, self.ops, self.rng, dtypes, forms=False)
             programs = [p for p in programs if p.site.dtype == specs.ops[p.site.op].dtypes[0]]
-            done, probe.unprobed = self.run(self.shuffled(programs), config, t0 + budget)
+            done, probe.unprobed = self.run(self.shuffled(programs), config, t0 + budget, batch=SAMPLE_BATCH)
             probe.results = [r for _, r in done]
             probe.seconds = time.monotonic() - t0
             return probe
@@ -170,11 +173,12 @@ class Prober:
 
     # --- the workers --------------------------------------------------------------------------
 
-    def run(self, programs: list[Program], config: dict, deadline: float) -> tuple[list, int]:
-        """(program, its SiteResult) for each program probed, from batches spread over the
-        idle workers, none sent after `deadline`; and how many were left out for time."""
+    def run(self, programs: list[Program], config: dict, deadline: float, batch: int = BATCH) -> tuple[list, int]:
+        """(program, its SiteResult) for each program probed, from batches (of `batch`
+        programs) spread over the idle workers, none sent after `deadline`; and how many
+        were left out for time."""
         replies: dict[int, dict] = {}
-        queue = [list(range(i, min(i + BATCH, len(programs)))) for i in range(0, len(programs), BATCH)]
+        queue = [list(range(i, min(i + batch, len(programs)))) for i in range(0, len(programs), batch)]
         pool = self.context.pool
         while (queue and time.monotonic() < deadline) or pool.in_flight():
             for worker in pool.idle(self.settings.dialect):

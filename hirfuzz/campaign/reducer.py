@@ -37,6 +37,7 @@ from .target_independence import judge_target
 from ..core.finding import Finding, root_key, short_id
 from ..protocol import decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
+from .reduction_budget import FindingBudget, ReductionShare
 from .reduction_host import ReductionHost
 from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats
 from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
@@ -94,6 +95,19 @@ class Reductions:
         self.stop = threading.Event()
         self.changed = threading.Event()        # a thread finished a job or ended
         self.failure: OutputError | None = None  # a write that failed: the campaign stops
+        self.share = ReductionShare(host.settings.reduce_share)  # fuzzing first (reduction_budget)
+        self.fuzzing_at: int | None = None  # while fuzzing, the cases answered when last asked (limit)
+
+    def limit(self, jobs: int, cases: int, fuzzing: bool) -> int:
+        """How many reductions may hold a worker now (ReductionShare.limit)."""
+        with self.host.lock:
+            self.fuzzing_at = cases if fuzzing else None
+            return self.share.limit(jobs, cases, fuzzing, self.active())
+
+    def _may_go_on(self) -> bool:
+        """Whether a thread that finished a finding takes the next one (call with the lock
+        held): once fuzzing is over always, while it goes on within the share alone."""
+        return self.fuzzing_at is None or self.share.may_start(self.fuzzing_at)
 
     def host_of(self, finding: Finding) -> ReductionHost:
         """The IR a finding was made in: the second one's findings are its oracle's."""
@@ -200,7 +214,7 @@ class Reductions:
         """Finish `job`, then whatever else is queued, on `worker`; then give it back."""
         host = self.host_of(job.finding)
         try:
-            reduction = Reduction(host, worker, self.stop, self.pending)
+            reduction = Reduction(host, worker, self.stop, self.pending, self.share)
             while job is not None and not self.stop.is_set():
                 try:
                     reduction.finish(job)
@@ -224,8 +238,8 @@ class Reductions:
                         del self.pending[job.signature]
                     self.remove(job.key)
                     self.changed.set()
-                with host.lock:  # the worker goes on with its own IR's findings only
-                    job = self._next_job(lambda j: self.host_of(j.finding) is host)
+                with host.lock:  # the worker goes on with its own IR's findings only, within the share
+                    job = self._next_job(lambda j: self.host_of(j.finding) is host) if self._may_go_on() else None
         finally:
             worker.lent = False
             self.changed.set()
@@ -269,13 +283,17 @@ def _name_passes(finding: Finding, passes: list):
 class Reduction:
     """One thread's work on one lent worker: turn a job into a saved finding."""
 
-    def __init__(self, host: ReductionHost, worker: Worker, stop: threading.Event, pending: dict[str, Job]):
+    def __init__(self, host: ReductionHost, worker: Worker, stop: threading.Event, pending: dict[str, Job],
+                 share: ReductionShare | None = None):
         self.host = host
+        self.share = share  # counts the trials run, which fuzzing's share is judged by
         self.s = host.settings
         self.worker = worker
         self.stop = stop
         self.pending = pending  # Reductions.pending: signature -> job, read under the host's lock
         self.step = StepStats()  # the running step's statistics, which its trials count into
+        self.running = None      # the running step (reduction_steps.Step), None outside one
+        self.budget = FindingBudget()  # the running finding's, made anew by finish()
         self.scripts = FindingScripts(host.info, host.specs, host.settings, host.tvm_version, self.module_script)
         self.last_mutators: list[str] = []  # the mutators the last trial's mutant went through (a worker's answer)
 
@@ -284,6 +302,7 @@ class Reduction:
         first = copy.deepcopy(finding)  # as first seen: what original/repro.py says it fails with
         state = Finishing(finding, original)
         t0 = time.monotonic()
+        self.budget = FindingBudget(self.s.reduce_trials, self.s.reduce_seconds)
         if job.folder == "findings" and original.disruption is None:
             self.run_steps(ISOLATING, state)
         isolated = state.case
@@ -303,6 +322,10 @@ class Reduction:
         if state.stats:
             finding.extra.setdefault("reduction", {})["steps"] = {name: stats.to_json()
                                                                   for name, stats in state.stats.items()}
+        if self.budget.report() is not None:
+            finding.extra.setdefault("reduction", {})["budget"] = self.budget.report()
+            host.say(f"the {finding.kind} of case {finding.case}: its reduction ran out of budget in "
+                     f"{self.budget.ran_out_in}; filed with the smallest program found by then")
         finding.extra["ops"] = len(case.graph.operators)
         finding.extra["triage"] = classify_finding(finding, host.specs)
         if case is not original:
@@ -505,12 +528,14 @@ class Reduction:
             if not step.applies(self, state):
                 continue
             self.step = state.stats.setdefault(step.name, StepStats())
+            self.running = step
             t0 = time.monotonic()
             try:
                 state.case = step.run(self, state)
             finally:
                 self.step.seconds += time.monotonic() - t0
                 self.step = StepStats()  # a trial outside a step counts for none
+                self.running = None
 
     def reduced(self, case, finding: Finding):
         """The case through the reducing steps alone (graph, lowering plan, mutant, the
@@ -524,7 +549,12 @@ class Reduction:
         trial of the running step."""
         if self.stop.is_set():
             raise Interrupted
+        if self.running is not None and self.running.budgeted and not self.budget.allows(self.running.name):
+            return None  # past the finding's budget: the step keeps the case it has
         self.step.calls += 1
+        if self.share is not None:
+            with self.host.lock:
+                self.share.trials += 1
         try:
             answer = self.worker.run_one(case.request, self.s.timeout_s)
         except WorkerError:

@@ -77,6 +77,9 @@ class Finishing:
 class Step(ABC):
     """One named way of making a failing case smaller or more precise."""
     name: ClassVar[str]
+    # whether its trials count against the finding's budget (reduction_budget): a step that
+    # only makes the program smaller, and keeps the case it had when a trial is refused
+    budgeted: ClassVar[bool] = False
 
     def applies(self, reduction: "Reduction", state: Finishing) -> bool:
         """Whether the step has anything to try on the finding as it stands (a step that
@@ -158,6 +161,7 @@ class MinimisePasses(Step):
     """The shortest pass sequence that still fails alike (delta debugging over the
     sequence, each trial respecting the passes' requirements)."""
     name = "minimise_passes"
+    budgeted = True
 
     def applies(self, reduction, state):
         # a wrong result is keyed on its minimal sequence, so it is minimised even with
@@ -183,6 +187,7 @@ class ReduceGraph(Step):
     """The smallest graph hirfuzz can find that fails alike (core.reduce: operators, then
     constants made variables), its lowering plan following the nodes that stay."""
     name = "reduce_graph"
+    budgeted = True
 
     def run(self, reduction, state):
         case, finding = state.case, state.finding
@@ -204,6 +209,7 @@ class DropLowering(Step):
     """Drop the lowering plan, then the mutant unless it is what fails, where the failure
     holds without them: the reproducer is then the plain program."""
     name = "drop_lowering"
+    budgeted = True
 
     def applies(self, reduction, state):
         return any(key in state.case.lowering for key in ("plan", "mutation"))
@@ -227,6 +233,7 @@ class ShrinkPlan(Step):
     it holds: functions (a closure or global inlined), a node's features (an `If` and its
     other branch, a `match_cast`), dynamic signatures and plain blocks."""
     name = "shrink_plan"
+    budgeted = True
 
     def applies(self, reduction, state):
         return bool(state.case.lowering.get("plan"))

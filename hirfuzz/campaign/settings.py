@@ -6,6 +6,42 @@ from dataclasses import dataclass, field
 
 from . import DEFAULT_FOLLOWUPS, DEFAULT_MUTATIONS, DEFAULT_OPS
 
+DEFAULT_MAX_PASSES = 6  # the most passes a drawn sequence holds (core.passes.draw_sequence)
+
+
+@dataclass(frozen=True)
+class DialectDefaults:
+    """What a campaign of one IR runs with unless told otherwise: each chosen by distinct
+    findings an hour with tools/bench_settings.py on that IR (README.md has the tables)."""
+    ops: int                        # operators per graph (--ops)
+    mutations: int                  # mutators per case's mutant (--mutations; 0: none)
+    executors: tuple[str, ...]      # executors besides the baseline (--executors)
+    max_passes: int                 # passes a drawn sequence holds at most (--max-passes)
+    # what finishing a finding may take (campaign.reduction_budget; None: no bound): its
+    # reduction's worker trials (--reduce-trials) and seconds (--reduce-seconds), and, while
+    # fuzzing, the reductions' trials per case answered before another one starts (--reduce-share)
+    reduce_trials: int | None = None
+    reduce_seconds: float | None = None
+    reduce_share: float | None = None
+
+
+DIALECT_DEFAULTS = {
+    "relax": DialectDefaults(ops=DEFAULT_OPS, mutations=DEFAULT_MUTATIONS, executors=(),
+                             max_passes=DEFAULT_MAX_PASSES),
+    # Relay (TVM 0.19, LLVM with assertions) builds a 40-operator graph for 20-40 s, twice a
+    # case: on a loaded 2-core machine every such case ran past the 60-s limit. 10 and 5
+    # operators found about as many root causes an hour, 10 the more kinds on two seeds
+    # (README.md); a second executor (graph) and shorter sequences (3) found nothing more.
+    # Its reductions are bounded and wait for fuzzing.
+    "relay": DialectDefaults(ops=10, mutations=DEFAULT_MUTATIONS, executors=(),
+                             max_passes=DEFAULT_MAX_PASSES, reduce_trials=40, reduce_seconds=180.0,
+                             reduce_share=0.25),
+}
+
+
+def defaults_for(dialect: str) -> DialectDefaults:
+    return DIALECT_DEFAULTS.get(dialect, DIALECT_DEFAULTS["relax"])
+
 
 @dataclass
 class Settings:
@@ -34,6 +70,10 @@ class Settings:
     features: bool = True                  # lower with functions, closures and Relax features
     mutations: int = DEFAULT_MUTATIONS     # mutators applied to make each case's mutant (0: none)
     followups: int = DEFAULT_FOLLOWUPS     # follow-up mutant cases per interesting case (campaign.followups)
+    max_passes: int = DEFAULT_MAX_PASSES   # passes a drawn sequence holds at most
+    reduce_trials: int | None = None       # a finding's reduction: at most this many worker trials
+    reduce_seconds: float | None = None    # ... and seconds (campaign.reduction_budget)
+    reduce_share: float | None = None      # while fuzzing, reductions' trials per case answered
     dialect: str = "relax"                 # the IR fuzzed (--ir)
     tvm_python: str | None = None          # the interpreter holding the TVM under test (None: this one)
     tvm_env: dict = field(default_factory=dict)  # what it needs in its environment

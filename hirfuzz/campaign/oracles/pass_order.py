@@ -18,7 +18,7 @@ class PassOrderOracle(OracleDefinition):
     def case_configs(self, maker, rng, lowering):
         seq = maker.s.pass_seq
         if seq is None and maker.s.pass_fuzz:
-            seq = draw_sequence(maker.catalog, rng)
+            seq = draw_sequence(maker.catalog, rng, max_len=maker.s.max_passes)
         if not seq:
             return []
         levels = maker.info.pass_opt_levels

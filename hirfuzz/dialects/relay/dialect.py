@@ -1,6 +1,7 @@
 """The Relay dialect on TVM 0.19, behind the Dialect interface (workers only)."""
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -30,6 +31,26 @@ def print_diagnostics(ctx) -> list[str]:
     return messages
 
 
+def install_renderer(render) -> None:
+    """Have every diagnostic context rendered by `render`, through one renderer made here.
+    `tvm.ir.diagnostics.override_renderer` registers a factory that makes a new renderer (an
+    FFI object around the Python function) for each context, and a build makes thousands
+    (one per InferType: 7,460 in a 40-operator case's two vm builds). Made once, a context
+    costs one call into Python, to `render`, which returns at once when it has nothing."""
+    renderer = tvm.ir.diagnostics.DiagnosticRenderer(render)
+    tvm.register_func("diagnostics.OverrideRenderer", lambda: renderer, override=True)
+
+
+def cache_build_info() -> None:
+    """TVM 0.19's te_compiler asks `libinfo()` (a dict of the ~100 build flags, made anew
+    through the FFI, ~10 ms) once per output dimension of every operator it lowers: 222
+    calls, about a tenth of a 40-operator vm build. The flags are fixed for the process, so
+    the worker asks once; what TVM compiles is unchanged."""
+    from tvm.relay.backend import te_compiler
+    if not hasattr(te_compiler.libinfo, "cache_info"):
+        te_compiler.libinfo = functools.lru_cache(maxsize=None)(te_compiler.libinfo)
+
+
 class RelayDialect(Dialect):
     name = "relay"
 
@@ -37,10 +58,12 @@ class RelayDialect(Dialect):
         # Relay's type errors are diagnostics: rendered (to stderr by default) before a
         # DiagnosticError that says only "see the diagnostic render"; keep their text
         self.diagnostics: list[str] = []
-        tvm.ir.diagnostics.override_renderer(self._render_diagnostics)
+        install_renderer(self._render_diagnostics)
+        cache_build_info()
 
     def _render_diagnostics(self, ctx):
-        self.diagnostics += print_diagnostics(ctx)
+        if len(ctx.diagnostics):  # nearly every context (one per InferType) has none
+            self.diagnostics += print_diagnostics(ctx)
 
     def take_diagnostics(self) -> list[str]:
         taken, self.diagnostics = self.diagnostics, []

@@ -1,0 +1,73 @@
+"""How much finishing findings may take of a campaign: a bound per finding, and fuzzing first.
+
+A finding's reduction (the steps that only make its program smaller: reduction_steps'
+`budgeted` ones) stops at its `FindingBudget`, in worker trials and in seconds: a trial past
+either bound is not run and counts as not failing alike, so each step keeps the smallest
+case it had. The finding is filed as any other, with that best-so-far program, and its
+finding.json says the budget ran out (extra.reduction.budget). The steps that settle what a
+finding is (isolating its configuration, dropping its passes) and the last run of the
+reduced program (confirm) are never cut.
+
+While cases are still handed out, a reduction starts only while the reductions' trials so
+far stay below `share` times the cases answered (`ReductionShare`): a reduction takes a worker
+from fuzzing, and on Relay one trial costs about what a case does. Findings that wait are
+kept in pending/ and finished once fuzzing ends, as before. Counting trials and cases,
+not seconds, keeps a --jobs 1 campaign's order of cases and reductions the same from one
+run to the next.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass
+class FindingBudget:
+    """What one finding's reduction may spend: `trials` worker trials and `seconds` of wall
+    time from its start (None: no bound)."""
+    trials: int | None = None
+    seconds: float | None = None
+    started: float = field(default_factory=time.monotonic)
+    spent: int = 0                 # trials run under the budget
+    ran_out_in: str | None = None  # the step whose trial it refused first
+
+    def allows(self, step: str) -> bool:
+        """Whether the step may run one more trial; counts it when it may."""
+        if self.ran_out_in is None and (self.trials is not None and self.spent >= self.trials
+                                        or self.seconds is not None and time.monotonic() - self.started > self.seconds):
+            self.ran_out_in = step
+        if self.ran_out_in is not None:
+            return False
+        self.spent += 1
+        return True
+
+    def report(self) -> dict | None:
+        """What finding.json says of a budget that ran out (None: it did not)."""
+        if self.ran_out_in is None:
+            return None
+        bound = " and ".join(b for b in (f"{self.trials} trials" if self.trials is not None else "",
+                                         f"{self.seconds:g} s" if self.seconds is not None else "") if b)
+        return {"trials": self.trials, "seconds": self.seconds, "spent_trials": self.spent,
+                "spent_s": round(time.monotonic() - self.started, 3), "ran_out_in": self.ran_out_in,
+                "note": f"reduction stopped at its budget ({bound}) in {self.ran_out_in}: the program filed "
+                        "is the smallest found by then, not a minimal one"}
+
+
+@dataclass
+class ReductionShare:
+    """How many reductions may hold a worker now: while fuzzing, at most half the workers
+    (one at least), and a new one only while the reductions' trials so far are fewer than
+    `share` times the cases answered (None: no such bound; 0: none while fuzzing); once
+    fuzzing is over, all."""
+    share: float | None
+    trials: int = 0   # worker trials reductions ran (the lock of the reductions' host guards it)
+
+    def limit(self, jobs: int, cases: int, fuzzing: bool, running: int) -> int:
+        if not fuzzing:
+            return jobs
+        most = max(1, jobs // 2)
+        return most if self.may_start(cases) else min(most, running)  # those running go on; none starts
+
+    def may_start(self, cases: int) -> bool:
+        """Whether a reduction may start (or a thread take its next finding) while fuzzing."""
+        return self.share is None or self.trials < self.share * cases

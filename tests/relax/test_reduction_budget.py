@@ -1,0 +1,94 @@
+"""Finishing findings is bounded and waits for fuzzing (campaign.reduction_budget): a
+finding whose reduction runs out of its budget is filed all the same, with the smallest
+program found by then, and says so; with --reduce-share a reduction does not take the only
+worker from fuzzing. Real campaigns with a planted faulty pass (a pass-order wrong result
+at the first case its sequence runs)."""
+import json
+
+import pytest
+
+from conftest import ROOT, run_hirfuzz
+from hirfuzz.campaign.reduction_budget import FindingBudget, ReductionShare
+from hirfuzz.campaign.reduction_steps import STEPS
+
+PLANTED = ROOT / "tests" / "relax" / "planted" / "planted.yaml"
+PLANTED_CAMPAIGN = ("--passes", PLANTED, "--pass-seq", "FoldConstant,PlantedChangeConstant,CanonicalizeBindings",
+                    "--ops", 6, "--seed", 0, "--only-ops", "add,multiply,exp,abs", "--no-progress", "--jobs", 1)
+BUDGETED = [step.name for step in STEPS if step.budgeted]
+
+
+def run_planted(out, *flags) -> dict:
+    proc = run_hirfuzz(*PLANTED_CAMPAIGN, "--out", out, *flags)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((out / "summary.json").read_text())
+
+
+def test_a_finding_whose_reduction_runs_out_of_trials_is_filed_with_its_best_program_and_says_so(tmp_path):
+    summary = run_planted(tmp_path / "out", "--iterations", 1, "--reduce-trials", 2)
+    # filed and confirmed as without a budget: no finding lost
+    assert [(f["kind"], f["oracle"]) for f in summary["findings"]] == [("wrong-result", "pass-order")], summary
+    finding = json.loads((tmp_path / "out" / summary["findings"][0]["path"] / "finding.json").read_text())
+    assert finding["confirmed"]
+    reduction = finding["extra"]["reduction"]
+    budget = reduction["budget"]
+    assert budget["trials"] == 2 and budget["spent_trials"] == 2, budget
+    assert budget["ran_out_in"] in BUDGETED and "smallest found by then" in budget["note"]
+    # the steps that only shrink ran two trials between them; a program they made smaller
+    # was run once more (confirm is never cut)
+    steps = reduction["steps"]
+    assert sum(steps[name]["calls"] for name in BUDGETED if name in steps) == 2, steps
+    assert steps.get("confirm", {"calls": 1, "successes": 1}) == {**steps.get("confirm", {}), "calls": 1,
+                                                                   "successes": 1}, steps
+
+
+@pytest.mark.slow
+def test_without_a_budget_the_same_finding_says_nothing_of_one(tmp_path):
+    summary = run_planted(tmp_path / "out", "--iterations", 1, "--reduce-trials", "none")
+    finding = json.loads((tmp_path / "out" / summary["findings"][0]["path"] / "finding.json").read_text())
+    assert "budget" not in finding["extra"]["reduction"]
+    steps = finding["extra"]["reduction"]["steps"]
+    assert sum(steps[name]["calls"] for name in BUDGETED if name in steps) > 2, steps
+
+
+def _findings_while_fuzzing(out) -> list[int]:
+    return [json.loads(line)["findings"] for line in (out / "stats.jsonl").read_text().splitlines()]
+
+
+def test_with_a_share_of_zero_the_only_worker_fuzzes_first_and_the_finding_is_finished_after(tmp_path):
+    # the finding comes at the first case; with no share it waits in pending/ until the
+    # last case is answered, then is finished as any other
+    summary = run_planted(tmp_path / "out", "--iterations", 3, "--reduce-share", 0)
+    assert _findings_while_fuzzing(tmp_path / "out") == [0, 0, 0]
+    assert [(f["kind"], f["oracle"]) for f in summary["findings"]] == [("wrong-result", "pass-order")], summary
+    assert summary["pending"] == []
+
+
+@pytest.mark.slow
+def test_with_no_share_bound_the_finding_takes_the_worker_at_once(tmp_path):
+    # the behaviour before fuzzing came first: the one worker finishes the finding (seen
+    # when the second case is judged, the third being handed out first) before the last case
+    run_planted(tmp_path / "out", "--iterations", 3, "--reduce-share", "none")
+    assert _findings_while_fuzzing(tmp_path / "out")[-1] == 1
+
+
+def test_the_share_lets_a_reduction_start_only_while_trials_stay_below_share_times_cases():
+    share = ReductionShare(0.25)
+    assert share.limit(jobs=1, cases=0, fuzzing=True, running=0) == 0   # nothing answered yet
+    assert share.limit(jobs=1, cases=4, fuzzing=True, running=0) == 1   # 0 trials < 1
+    share.trials = 1
+    assert not share.may_start(4) and share.may_start(5)
+    assert share.limit(jobs=1, cases=4, fuzzing=True, running=1) == 1   # one running goes on
+    assert share.limit(jobs=4, cases=4, fuzzing=True, running=0) == 0   # none starts
+    assert share.limit(jobs=4, cases=4, fuzzing=False, running=0) == 4  # fuzzing over: every worker
+    assert ReductionShare(None).limit(jobs=4, cases=0, fuzzing=True, running=0) == 2  # half, as before
+
+
+def test_a_finding_budget_counts_trials_and_names_the_step_it_ran_out_in():
+    budget = FindingBudget(trials=2)
+    assert budget.report() is None
+    assert budget.allows("minimise_passes") and budget.allows("reduce_graph")
+    assert not budget.allows("reduce_graph") and not budget.allows("shrink_plan")
+    report = budget.report()
+    assert (report["spent_trials"], report["ran_out_in"]) == (2, "reduce_graph")
+    timed = FindingBudget(seconds=0.0)
+    assert not timed.allows("reduce_graph") and timed.report()["spent_trials"] == 0
