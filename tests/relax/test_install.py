@@ -131,6 +131,7 @@ def runs_from_the_wheel_alone(hirfuzz: Hirfuzz, venv: Path, tmp_path: Path):
     assert json.loads((out / "summary.json").read_text())["cases"] == 3
 
 
+@pytest.mark.slow  # builds a wheel; the sdist and editable-install tests beside it guard the data files quickly
 def test_a_wheel_built_from_a_clean_copy_carries_the_top_level_data_and_runs_a_campaign_anywhere(tmp_path):
     """The `pip install .` route: a wheel built from the repository itself."""
     source = clean_copy(tmp_path / "src")

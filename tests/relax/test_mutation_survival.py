@@ -4,6 +4,7 @@ failure is counted against its mutator, where an algebraic rewrite leaves the st
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from tvm.script import ir as I, relax as R
 
 import mutation_survival as survival
@@ -60,6 +61,7 @@ def test_an_algebraic_rewrite_leaves_the_function_structure_as_it_was():
     assert row.mutant_only_errors == []
 
 
+@pytest.mark.slow  # builds every mutant of a few graphs; the mutators' own tests (test_mutate.py) stay quick
 def test_the_soundness_check_runs_every_mutator_and_finds_each_sound(tmp_path):
     """tools/check_mutations.py, on a few graphs: every mutant it makes is well-formed, builds
     and agrees with the reference wherever the original does (a rewrite that changed a

@@ -4,6 +4,8 @@ the crash and well-formedness oracles, and numerically only within the approxima
 catalog entry documents, never exactly; against real TVM 0.27 builds and runs."""
 import json
 
+import pytest
+
 from conftest import ROOT, run_hirfuzz
 from hirfuzz.campaign.cases import CaseMaker
 from hirfuzz.campaign.coordinator import Settings
@@ -48,6 +50,7 @@ def test_real_mixed_precision_is_judged_within_float16_never_exactly(specs):
         assert outcome.status is Status.OK and outcome.finding is None, outcome.finding
 
 
+@pytest.mark.slow  # four ToMixedPrecision builds and a planted campaign; the unit tests above guard the approximation
 def test_a_non_preserving_pass_within_its_approximation_raises_no_alarm_and_the_same_pass_claiming_exactness_does(
         tmp_path):
     # one pass, moving float constants by a relative 1e-4: documented as an approximation it is

@@ -237,6 +237,7 @@ def test_cuda_is_skipped_with_one_line_without_a_gpu(tmp_path):
     assert alone.returncode == 2 and "no usable target" in alone.stderr
 
 
+@pytest.mark.slow  # two planted campaigns; --known matching itself is guarded by test_findings.py's known-findings test
 def test_a_known_pass_order_finding_is_counted_once_its_sequence_is_minimised(tmp_path):
     """A pass-order wrong result is keyed on its minimal sequence: a later campaign that
     knows it (--known) minimises the sequence it drew, then counts a hit and files nothing."""

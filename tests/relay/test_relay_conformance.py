@@ -12,6 +12,7 @@ def conformance(*args, env=None):
     return run_hirfuzz("conformance", "--ir", "relay", "--tvm-python", python, *args, env=extra)
 
 
+@pytest.mark.slow  # minutes on 2 cores: a wrong spelling is caught quickly by the test below; run when specs change
 def test_every_relay_op_conforms_on_the_vm():
     proc = conformance("--samples", 1, "--jobs", 2)
     assert proc.returncode == 0, proc.stdout[-6000:] + proc.stderr
