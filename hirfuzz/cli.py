@@ -25,15 +25,20 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def _count(text: str) -> int:
-    """A whole number, 0 or more."""
+def _at_least_zero(text: str, convert, expected: str):
+    """`text` read by `convert` (int or float), refused below 0 with what was `expected`."""
     try:
-        value = int(text)
+        value = convert(text)
     except ValueError:
         value = -1
     if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a whole number, 0 or more; got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected {expected}; got {text!r}")
     return value
+
+
+def _count(text: str) -> int:
+    """A whole number, 0 or more."""
+    return _at_least_zero(text, int, "a whole number, 0 or more")
 
 
 def _dialects(text: str) -> list[str]:
@@ -85,13 +90,7 @@ def _count_or_none(text: str) -> int | None:
 def _number_or_none(text: str) -> float | None:
     if text.strip() == "none":
         return None
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"expected a number, at least 0, or none; got '{text}'")
-    return value
+    return _at_least_zero(text, float, "a number, at least 0, or none")
 
 
 UNSET = object()  # a flag not given: the IR's default (settings.defaults_for)
