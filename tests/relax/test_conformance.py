@@ -78,8 +78,9 @@ BROKEN = [
     pytest.param("binary.yaml", "add", "      shape: broadcast_shapes(a.shape, b.shape)\n",
                  "      shape: broadcast_shapes(a.shape, b.shape)\n      dtype: \"'int32'\"\n",
                  "type", id="add-dtype"),
-    pytest.param("binary.yaml", "add", "dtypes: [int8,", "dtypes: [bool, int8,", "build",
-                 id="add-bool-dtype"),
+    # divide on bool: a violation TVM fails to build (add on bool is a known TVM bug now, refused in a spec)
+    pytest.param("binary.yaml", "divide", "dtypes: [int8,", "dtypes: [bool, int8,", "build",
+                 id="divide-bool-dtype"),
     pytest.param("binary.yaml", "subtract", "reference: np.subtract(a, b)",
                  "reference: np.subtract(b, a)", "compare", id="subtract-reference"),
     pytest.param("binary.yaml", "divide", "reference: ref.divide(a, b)",
