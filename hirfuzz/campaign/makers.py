@@ -18,6 +18,7 @@ one taken is drawn again after a resume, alike.
 from __future__ import annotations
 
 import multiprocessing
+from abc import ABC, abstractmethod
 import queue
 import threading
 import time
@@ -59,7 +60,7 @@ class InProcessMakers:
         pass
 
 
-class MakerPool:
+class MakerPool(ABC):
     """Makers drawing cases ahead of the coordinator, up to COVERAGE_LAG at once: what to
     draw and when, and what comes back. How a maker is reached is a subclass's: processes
     here (`ProcessMakers`), Ray actors on the cluster (`RayMakers`)."""
@@ -89,8 +90,9 @@ class MakerPool:
         self.maker.ledger.base_for(index)  # what no case to come can add to any more is folded
         return made.case
 
+    @abstractmethod
     def close(self):
-        raise NotImplementedError
+        ...
 
     def _hand_out(self):
         """Hand each maker up to PER_MAKER cases, none of which must wait for a case not back."""
@@ -118,17 +120,20 @@ class MakerPool:
 
     # --- how makers are reached ---------------------------------------------------------
 
+    @abstractmethod
     def _send_draw(self, slot: int, index: int, avoid: frozenset):
         """Have maker `slot` draw case `index` after every coverage sent to it before."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _send_coverage(self, index: int, coverage):
         """Tell every maker what case `index` added to the coverage."""
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def _answers(self, timeout: float | None) -> list[tuple[int, "Made"]]:
         """The cases back within `timeout` seconds (None: at least one, however long)."""
-        raise NotImplementedError
+        ...
 
 
 class ProcessMakers(MakerPool):
