@@ -101,6 +101,7 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
     load, run for each configuration's reply), "builds_saved", and "reused_build"
     ("case" or "cache") in each configuration reply that reused one.
     """
+    from .breadcrumbs import TRAIL, Stage
     from .protocol import decode_array, error_reply, make_config
     if cache is None and os.environ.get(CACHE_ENV, "").strip() != "0":
         cache = BuildCache()
@@ -111,9 +112,11 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
     t0 = time.perf_counter()
     case_stages = {}
     try:
+        TRAIL.at(Stage.LOWER)
         mod = dialect.lower(request)
         case_stages["lower"] = time.perf_counter() - t0
         stage = "well_formed"
+        TRAIL.at(Stage.WELL_FORMED)
         dialect.check_well_formed(mod)
         case_stages["well_formed"] = time.perf_counter() - t0 - case_stages["lower"]
     except Exception as exc:  # every exception is data for the oracle
@@ -129,6 +132,7 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
     t_mutate = time.perf_counter()
     if mutation:
         try:
+            TRAIL.at(Stage.MUTATE)
             mutant, applied = _mutate(dialect, mod, mutation, request)
             if applied:  # no mutator applies: no mutant, its configurations skipped (a reduced
                 modules.append(mutant)  # program that fails without one is not a mutant's)
@@ -141,7 +145,8 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
     configs = request.get("configs") or [make_config(target=request.get("target", "llvm"), dialect=dialect.name)]
     inputs = [decode_array(a) for a in request.get("inputs", [])]
     replies = []
-    for config in configs:
+    for position, config in enumerate(configs):
+        TRAIL.enter_config(position)
         index = config.get("module", 0)
         if index >= len(modules):
             replies.append({"status": "skipped", "timings": {}})
@@ -151,6 +156,7 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
             try:
                 if "module" not in plain:
                     t_plain = time.perf_counter()
+                    TRAIL.at(Stage.LOWER)
                     plain["module"] = dialect.lower({**request, "plan": None})
                     case_stages["lower"] += time.perf_counter() - t_plain
             except Exception as exc:  # noqa: BLE001 - data for the oracle, as any lowering failure
@@ -279,15 +285,18 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
     """Passes, build (or a reused build: `BuildCache`), load and run under one configuration.
     "timings" keeps its meaning ("build": passes, build and load; "run"); "stages" has
     each on its own."""
+    from .breadcrumbs import TRAIL, Stage
     from .dialects.base import ILL_FORMED_STAGE, INNER_PASSES, ExecutorCannotTake, IllFormedAfterPass
     from .protocol import encode_array, error_reply
     timings, stages, extra = {}, {}, {}
     stage = "passes"
     t_start = t0 = time.perf_counter()
     try:
-        mod = dialect.apply_passes(mod, config)
+        TRAIL.at(Stage.PASSES)  # making the sequence's passes (a user's factory may kill it)
+        mod = dialect.apply_passes(mod, config)  # its breadcrumbs name each pass
         stages["passes"] = _lap(t0)
         stage = "build"
+        TRAIL.at(Stage.BUILD)
         t0 = time.perf_counter()
         built, reused = _build(dialect, mod, config, cache)
         stages["build"] = _lap(t0)
@@ -297,6 +306,7 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
             timings["build"] = _lap(t_start)
             return {**built[1], "timings": timings, "stages": stages, **extra}
         stage = dialect.load_stage
+        TRAIL.at(Stage.LOAD)
         t0 = time.perf_counter()
         executable = dialect.load(built[1], config)
         stages["load"] = _lap(t0)
@@ -304,6 +314,7 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
         outputs = []
         if run:
             stage = "run"
+            TRAIL.at(Stage.RUN)
             t0 = time.perf_counter()
             outputs = dialect.run(executable, config, inputs)
             timings["run"] = stages["run"] = _lap(t0)
@@ -396,6 +407,8 @@ def serve(dialect_name: str) -> int:
         proto_out.write(json.dumps(hello) + "\n")
         return 1
     proto_out.write(json.dumps(hello) + "\n")
+    from .breadcrumbs import TRAIL
+    TRAIL.on = True  # where this worker is goes to its log, for the coordinator to read if it dies
     cache = BuildCache.from_env()
     for line in sys.stdin:
         if not line.strip():
@@ -403,6 +416,7 @@ def serve(dialect_name: str) -> int:
         t_read = time.perf_counter()
         request = json.loads(line)
         t_start = time.perf_counter()
+        TRAIL.start_request()
         if request.get("kind") == "test-crash" or _has_edge(request.get("graph"), request.get("crash_if_edge")):
             _test_crash(request)  # test-only hooks: see campaign.cases._plant
         if request.get("kind") == "render":

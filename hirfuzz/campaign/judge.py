@@ -46,13 +46,7 @@ class Judge:
         if case.disruption is not None:
             return self.classify_disruptive(case, answer)
         if isinstance(answer, Death):
-            kind = "hang" if answer.reason == "timeout" else "crash"
-            finding = Finding(kind=kind, oracle=self.crash_oracle.value, stage="worker",
-                              signature=self._prefix(self.crash_oracle) + death_signature(answer.reason,
-                                                                                          answer.signal),
-                              message=answer.describe(), detail=answer.log_tail, case=case.index,
-                              extra={"signal": answer.signal or answer.reason, "config": case.configs[0]})
-            return Outcome(Status(answer.reason), finding=finding, log=answer.log_tail)
+            return self._death(case, answer)
         if answer["status"] == "error" and answer["stage"] in ("lower", "well_formed"):
             # TVM refused a program the specs call valid: a spec to fix (or a type inference
             # bug to look at by hand), never reported as a TVM crash
@@ -77,6 +71,24 @@ class Judge:
                 return Outcome(base.status, base.stage, outcome.finding, outcome.log)
             memory = memory or (outcome if outcome.status is Status.OUT_OF_MEMORY else None)
         return memory or base
+
+    def _death(self, case: Case, death: Death) -> Outcome:
+        """A worker that died on the case: keyed on where it died, where it said (a crash in
+        one pass is not a crash in another), and pinned to the configuration it died in."""
+        kind = "hang" if death.reason == "timeout" else "crash"
+        place = death.place if kind == "crash" else None
+        config = case.configs[0]
+        extra = {"signal": death.signal or death.reason}
+        if place is not None:
+            extra["died_in"] = place.as_extra()
+            if place.config is not None and place.config < len(case.configs):
+                config = case.configs[place.config]
+        finding = Finding(kind=kind, oracle=self.crash_oracle.value, stage="worker",
+                          signature=self._prefix(self.crash_oracle) + death_signature(
+                              death.reason, death.signal, place.key() if place else None),
+                          message=death.describe(), detail=death.log_tail, case=case.index,
+                          extra={**extra, "config": config})
+        return Outcome(Status(death.reason), finding=finding, log=death.log_tail)
 
     def _judge_config(self, case: Case, reply: dict, config: dict, oracle: Oracle, cramped: bool = False) -> Outcome:
         """One configuration's reply: a crash, a result that differs from the reference, or fine.

@@ -116,7 +116,7 @@ class IsolateConfig(Step):
             state.whole = True
             return case
         if finding.stage == "worker" and len(case.configs) > 1:
-            config = next((c for c in case.configs
+            config = next((c for c in _died_in_first(case.configs, finding)
                            if reduction.fails_alike(reduction.variant(case, configs=[c]), finding.signature)), None)
             if config is None:  # none alone: the case stays whole, the failure its own
                 finding.extra["isolation"] = (f"no configuration alone killed the worker; the case keeps "
@@ -131,6 +131,15 @@ class IsolateConfig(Step):
                 finding.extra.update({"config": config, "mutators": reduction.last_mutators})
                 return reduction.variant(case, configs=[case.configs[0], config])
         return _under(reduction, case, dict(config or case.configs[0]), finding)
+
+
+def _died_in_first(configs: list[dict], finding: Finding) -> list[dict]:
+    """The configurations to try alone, the one the worker said it died in first (its
+    breadcrumb: judge.Judge._death), so that one trial usually settles it."""
+    named = finding.extra.get("died_in", {}).get("config")
+    if named is None or not 0 <= named < len(configs):
+        return configs
+    return [configs[named], *configs[:named], *configs[named + 1:]]
 
 
 def _failing_passes(state: Finishing, minimising: bool = False) -> bool:

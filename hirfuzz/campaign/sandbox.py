@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..breadcrumbs import Place, last_place
 from ..worker import MEMORY_BOUND_VARIABLE
 from .environment import worker_environment
 from .verify import check_finding_scripts
@@ -47,6 +48,9 @@ class Death:
     # `ran_out_of_memory`): the bound's doing, not TVM's crash
     memory_limit_mb: int | None = None
     resident_mb: int | None = None  # its resident memory when hirfuzz killed it (reason "memory")
+    # where it died (its log's last breadcrumb: breadcrumbs.py), for a signal or an exit;
+    # None where it died before any step of a case
+    place: Place | None = None
 
     def describe(self) -> str:
         if self.reason == "timeout":
@@ -58,7 +62,7 @@ class Death:
                 else f"worker exited with status {self.returncode} (out of memory or an uncaught error)")
         if self.memory_limit_mb is not None:
             return f"ran out of the --max-memory limit ({self.memory_limit_mb} MB of resident memory): {died}"
-        return died
+        return f"{died} {self.place.describe()}" if self.place else died
 
 
 # what a process says as it runs out of memory: Python, C++ (std::bad_alloc, which TVM 0.19
@@ -338,9 +342,11 @@ class Worker:
             self.restarts += 1
             memory = self.max_memory_mb if (self._past_bound(self.case_peak_kb)
                                             or ran_out_of_memory(tail, self.case_peak_kb, self.limit_kb)) else None
+            # read past TVM's backtrace, however long, to the last breadcrumb
+            place = last_place(self.log_path, self.log_start)
             if code < 0:
-                return self._finish(Death("signal", signal.Signals(-code).name, code, tail, memory))
-            return self._finish(Death("exit", None, code, tail, memory))
+                return self._finish(Death("signal", signal.Signals(-code).name, code, tail, memory, place=place))
+            return self._finish(Death("exit", None, code, tail, memory, place=place))
         resident = self._resident_past_bound()
         if resident:
             return self._finish(self._memory_death(resident))

@@ -34,6 +34,7 @@ class Situation(str, Enum):
     """What a finding shows, as its title tells it; the values key titles.yaml's templates."""
     ILL_FORMED_OUTPUT = "ill-formed-output"
     PASS_CRASH = "pass-crash"
+    PASS_DEATH = "pass-death"
     BREAKS_AFTER_PASSES = "breaks-after-passes"
     HANG_AFTER_PASSES = "hang-after-passes"
     CRASH = "crash"
@@ -236,6 +237,8 @@ def situation(finding: dict) -> Situation:
         return Situation.HANG_AFTER_PASSES if after_passes else Situation.HANG
     if stage == "passes":
         return Situation.PASS_CRASH
+    if stage == "worker" and _died_in_pass(finding):
+        return Situation.PASS_DEATH
     return Situation.BREAKS_AFTER_PASSES if after_passes else Situation.CRASH
 
 
@@ -296,11 +299,18 @@ def _join(items: list[str]) -> str:
     return " and ".join(items[:2])
 
 
+def _died_in_pass(finding: dict) -> str | None:
+    """The pass a worker died in, where its breadcrumb said (judge.Judge._death)."""
+    return finding.get("extra", {}).get("died_in", {}).get("pass")
+
+
 def _subject(finding: dict) -> str:
     """The pass to blame: the one whose output is ill-formed or that raised, or the
     minimal sequence after which the program breaks."""
     extra = finding.get("extra", {})
     names = extra.get("pass_names") or []
+    if _died_in_pass(finding):  # the worker said which pass it was in: that one, not the sequence
+        return _died_in_pass(finding)
     # a pass TVM runs inside the blamed one that fails alike alone is the one at fault (the
     # message and the reproducer name the pass of the sequence: a title has no room for both
     # and TVM's error, "MutateOpsForTraining (in DecomposeOpsForTraining) crashes" says no more)

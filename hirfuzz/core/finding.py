@@ -137,8 +137,13 @@ def root_key(signature: str, oracle_prefixes: set[str]) -> str | None:
     return f"{ROOT}|crash|{exc_type}|{where}|{_SHAPE.sub('(shape)', message)[:ROOT_MESSAGE]}"
 
 
-def death_signature(reason: str, sig: str | None) -> str:
-    return f"{'hang' if reason == 'timeout' else 'crash'}|worker|{sig or reason}"
+def death_signature(reason: str, sig: str | None, place: str | None = None) -> str:
+    """A worker's death: a hang, or a crash by its signal (or "exit") and, where the worker
+    said, the place it died (breadcrumbs.Place.key: "passes:DataflowUseInplaceCalls"), so
+    that deaths in different places are different findings."""
+    if reason == "timeout":
+        return f"hang|worker|{reason}"
+    return f"crash|worker|{sig or reason}" + (f"|{place}" if place else "")
 
 
 def short_id(signature: str) -> str:

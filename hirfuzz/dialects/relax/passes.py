@@ -9,6 +9,7 @@ from __future__ import annotations
 import tvm
 from tvm import relax
 
+from ...breadcrumbs import TRAIL, Stage
 from ...core.passes import user_factory
 from ..base import INNER_PASSES, IllFormedAfterPass, failure_key, innermost_failing
 
@@ -32,6 +33,7 @@ def apply_passes(mod, config: dict):
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
         for step, pass_ in zip(config["passes"], passes):
             before = mod
+            TRAIL.at(Stage.PASSES, step["name"])  # where a pass that kills the worker killed it
             try:
                 mod = _run(before, pass_)
             except Exception as exc:  # the pass raised: the pass within it that raises alike, for titles

@@ -20,6 +20,7 @@ from __future__ import annotations
 import tvm
 from tvm import relay
 
+from ...breadcrumbs import TRAIL, Stage
 from ...core.passes import user_factory
 
 
@@ -73,6 +74,7 @@ def apply_passes(mod, config: dict):
     from ..base import IllFormedAfterPass
     mod = copy_module(mod)
     for step in config.get("passes") or []:
+        TRAIL.at(Stage.PASSES, step["name"])  # where a pass that kills the worker killed it
         mod = run_step(mod, instantiate_pass(step), config["opt_level"])
         try:
             check_well_formed(mod)

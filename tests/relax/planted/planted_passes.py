@@ -2,6 +2,7 @@
 import tvm
 from tvm import relax
 from tvm.relax.expr_functor import PyExprMutator, mutator
+from tvm.script import relax as R
 
 
 @mutator
@@ -117,4 +118,57 @@ def raise_on_symbolic_param():
         if any(relax.analysis.definable_tir_vars_in_type(p.ty) for p in mod["main"].params):
             raise ValueError("PlantedRaiseOnSymbolicParam: cannot handle symbolic dimensions")
         return mod
+    return apply
+
+
+def segfault():
+    """Kills the worker (SIGSEGV) as a TVM pass that crashes would: for tests of where a
+    worker died (hirfuzz.breadcrumbs)."""
+    @tvm.transform.module_pass(opt_level=0, name="PlantedSegfault")
+    def apply(mod, _ctx):
+        import ctypes
+        ctypes.string_at(0)
+        return mod
+    return apply
+
+
+@tvm.script.ir_module
+class _InplaceOnTupleCrash:
+    """A tuple returned by one private function and passed to another inside a dataflow
+    block: TVM 0.27's DataflowUseInplaceCalls segfaults on it once legalised."""
+
+    @R.function(private=True)
+    def f(x: R.Tensor((2, 3), "float32")) -> R.Tuple(R.Tensor((2, 3), "float32"), R.Tensor((2, 3), "float32")):
+        with R.dataflow():
+            a = R.add(x, x)
+            b = R.multiply(x, x)
+            t = (a, b)
+            R.output(t)
+        return t
+
+    @R.function(private=True)
+    def g(t: R.Tuple(R.Tensor((2, 3), "float32"), R.Tensor((2, 3), "float32"))) -> R.Tensor((2, 3), "float32"):
+        with R.dataflow():
+            a = t[0]
+            b = t[1]
+            o = R.add(a, b)
+            R.output(o)
+        return o
+
+    @R.function
+    def main(x: R.Tensor((2, 3), "float32")) -> R.Tensor((2, 3), "float32"):
+        cls = _InplaceOnTupleCrash
+        with R.dataflow():
+            t = cls.f(x)
+            o = cls.g(t)
+            R.output(o)
+        return o
+
+
+def inplace_on_tuple_module():
+    """Replaces the module by `_InplaceOnTupleCrash`, legalised: a real TVM crash for the
+    DataflowUseInplaceCalls that follows it in a sequence."""
+    @tvm.transform.module_pass(opt_level=0, name="PlantedInplaceOnTupleModule")
+    def apply(_mod, _ctx):
+        return relax.transform.LegalizeOps()(_InplaceOnTupleCrash)
     return apply
