@@ -57,8 +57,9 @@ class Place:
         return {k: v for k, v in said.items() if v is not None}
 
     def describe(self) -> str:
-        where = f"in pass {self.pass_name}" if self.pass_name else f"in the {self.stage.value} stage"
-        return where if self.config is None else f"{where} of configuration {self.config}"
+        """Where, in a finding's message (not which configuration: the finding names it, and
+        its index changes as a reduction drops the others)."""
+        return f"in pass {self.pass_name}" if self.pass_name else f"in the {self.stage.value} stage"
 
 
 class _Trail:

@@ -37,8 +37,22 @@ def _crash_component(finding: Finding) -> tuple[Component, str]:
     if finding.stage == "run":
         return Component.VM, "the program built; running it on the VM failed"
     if finding.stage == "worker":
-        return Component.CODEGEN, f"the process died ({finding.extra.get('signal')}) while building or running"
+        return _death_component(finding)
     return _build_component(finding)
+
+
+def _death_component(finding: Finding) -> tuple[Component, str]:
+    """Where a dead worker said it was (judge.Judge._death's "died_in"): in a pass, running
+    the program, or (nowhere said) building or running it."""
+    died = f"the process died ({finding.extra.get('signal')})"
+    where = finding.extra.get("died_in", {})
+    if where.get("pass"):
+        return Component.PASS, f"{died} in pass {where['pass']}"
+    if where.get("stage") in ("load", "run"):
+        return Component.VM, f"{died} while {'loading' if where['stage'] == 'load' else 'running'} the built program"
+    if where.get("stage") == "build":
+        return Component.CODEGEN, f"{died} while building"
+    return Component.CODEGEN, f"{died} while building or running"
 
 
 def classify_finding(finding: Finding, specs=None) -> dict:

@@ -13,6 +13,7 @@ from hirfuzz.campaign.judge import Judge
 from hirfuzz.campaign.outcome import Status
 from hirfuzz.campaign.sandbox import Death, Worker
 from hirfuzz.campaign.titles import title
+from hirfuzz.campaign.triage import classify_finding
 from hirfuzz.core.graph import Graph
 from hirfuzz.dialects import dialect_info
 from hirfuzz.protocol import make_config
@@ -57,7 +58,9 @@ def test_a_real_tvm_segfault_is_keyed_by_the_pass_it_died_in(worker, specs):
     assert finding.signature == "crash|worker|SIGSEGV|passes:DataflowUseInplaceCalls", finding.signature
     assert finding.extra["config"] == configs[1]
     assert finding.extra["died_in"] == {"stage": "passes", "config": 1, "pass": "DataflowUseInplaceCalls"}
-    assert "in pass DataflowUseInplaceCalls of configuration 1" in finding.message
+    assert finding.message == "killed by SIGSEGV in pass DataflowUseInplaceCalls", finding.message
+    assert classify_finding(finding)["evidence"].endswith(": the process died (SIGSEGV) in pass DataflowUseInplaceCalls")
+    assert classify_finding(finding)["component"] == "pass"
     said = title(dataclasses.asdict(finding), Graph(), dialect_info("relax"))
     assert said == "[Bug][Relax] DataflowUseInplaceCalls crashes TVM (SIGSEGV)", said
     # the next case runs on a fresh worker, and its breadcrumbs are its own
