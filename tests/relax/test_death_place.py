@@ -20,10 +20,16 @@ from hirfuzz.protocol import make_config
 from test_sandbox import real_case
 
 PLANTED = Path(__file__).parent / "planted"
+USER_PASSES = Path(__file__).parents[1] / "user_passes"
 
 
 def _step(name: str, factory: str) -> dict:
     return {"name": name, "args": {}, "import": f"planted_passes:{factory}", "search_dir": str(PLANTED)}
+
+
+def _segfault(name: str) -> dict:
+    """A step that kills the worker, under the name `name`."""
+    return {"name": name, "args": {}, "import": "deaths:segfault", "search_dir": str(USER_PASSES)}
 
 
 def _inplace_crash_config() -> dict:
@@ -45,8 +51,8 @@ def worker(tmp_path_factory):
 
 
 def test_a_real_tvm_segfault_is_keyed_by_the_pass_it_died_in(worker, specs):
-    """The second configuration segfaults inside DataflowUseInplaceCalls (TVM prints no
-    word of which pass): the finding names the pass, and is that configuration's."""
+    """The second configuration segfaults inside DataflowUseInplaceCalls (whatever TVM
+    prints, or not, as it dies): the finding names the pass, and is that configuration's."""
     configs = [make_config(), _inplace_crash_config()]
     death = worker.run_one({**real_case(specs), "configs": configs}, timeout_s=120)
     assert isinstance(death, Death) and death.signal == "SIGSEGV", death
@@ -73,8 +79,8 @@ def test_deaths_in_two_places_are_two_findings_and_in_one_place_one(worker, spec
     the same place keys one signature whichever configuration it was in, another place
     another, and no place keeps the signature a death had before places were known."""
     judge = Judge(specs, {})
-    here = make_config(passes=[_step("PlantedSegfault", "segfault")])
-    there = make_config(passes=[{"name": "Normalize", "args": {}}, _step("PlantedSegfaultElsewhere", "segfault")])
+    here = make_config(passes=[_segfault("PlantedSegfault")])
+    there = make_config(passes=[{"name": "Normalize", "args": {}}, _segfault("PlantedSegfaultElsewhere")])
     signatures, configs_of = [], []
     for index, configs in enumerate([[make_config(), here], [here], [make_config(), make_config(), there]]):
         death = worker.run_one({**real_case(specs), "configs": configs}, timeout_s=120)

@@ -11,7 +11,7 @@ from hirfuzz.protocol import make_config
 
 from relay_env import relay_interpreter
 
-PLANTED = Path(__file__).parent / "planted"
+USER_PASSES = Path(__file__).parents[1] / "user_passes"
 
 
 def test_a_relay_worker_that_dies_in_a_pass_names_it(tmp_path):
@@ -19,7 +19,7 @@ def test_a_relay_worker_that_dies_in_a_pass_names_it(tmp_path):
     settings = Settings(out=str(tmp_path / "out"), iterations=0, ops=4, dialect="relay", tvm_python=python,
                         tvm_env=env, seed=1)
     host = Campaign(settings, load_specs(dialect="relay"), progress=False).reductions.host
-    crash = {"name": "PlantedSegfault", "args": {}, "import": "planted_passes:segfault", "search_dir": str(PLANTED)}
+    crash = {"name": "PlantedSegfault", "args": {}, "import": "deaths:segfault", "search_dir": str(USER_PASSES)}
     configs = [make_config(dialect="relay"),
                make_config(dialect="relay", passes=[{"name": "SimplifyExpr", "args": {}}, crash], opt_level=1)]
     drawn = host.make_case(0)

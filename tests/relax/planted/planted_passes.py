@@ -121,17 +121,6 @@ def raise_on_symbolic_param():
     return apply
 
 
-def segfault():
-    """Kills the worker (SIGSEGV) as a TVM pass that crashes would: for tests of where a
-    worker died (hirfuzz.breadcrumbs)."""
-    @tvm.transform.module_pass(opt_level=0, name="PlantedSegfault")
-    def apply(mod, _ctx):
-        import ctypes
-        ctypes.string_at(0)
-        return mod
-    return apply
-
-
 @tvm.script.ir_module
 class _InplaceOnTupleCrash:
     """A tuple returned by one private function and passed to another inside a dataflow

@@ -95,14 +95,3 @@ class _WidenFirstArgument(relay.ExprMutator):
 
 def widen_argument():
     return _function_pass("PlantedWidenArgument", lambda f: _WidenFirstArgument().visit(f))
-
-
-def segfault():
-    """Kills the worker (SIGSEGV) as a TVM pass that crashes would: for tests of where a
-    worker died (hirfuzz.breadcrumbs)."""
-    @tvm.transform.module_pass(opt_level=0, name="PlantedSegfault")
-    def apply(mod, _ctx):
-        import ctypes
-        ctypes.string_at(0)
-        return mod
-    return apply
