@@ -123,6 +123,9 @@ def last_mark(stdout: str | None) -> str:
     return marks[-1] if marks else ""
 
 
+HANG_WALL_SLACK_S = 10.0
+
+
 def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: str | None = None,
                      extra_env: dict | None = None, dialect: str | None = None) -> ReproOutcome:
     """Run hirfuzz's harness (check.py) alone and say whether it fails the way the fuzzer saw
@@ -130,10 +133,13 @@ def check_reproducer(script: Path, finding: Finding, timeout_s: float, python: s
 
     A hang is judged on CPU time, which a loaded machine does not stretch: a build that is
     merely slow finishes within `timeout_s` CPU-seconds. The wall-clock limit, twice as
-    long, catches a script that hangs asleep.
+    long and HANG_WALL_SLACK_S more, catches a script that hangs asleep; the slack keeps a
+    short limit from being the wall clock's on a loaded machine, where a spinning script
+    gets a fraction of a core.
     """
     hang = finding.kind == "hang"
-    proc = run_script([], script, timeout_s * (2 if hang else 1), timeout_s + (0 if hang else 10),
+    wall_s = timeout_s * 2 + HANG_WALL_SLACK_S if hang else timeout_s
+    proc = run_script([], script, wall_s, timeout_s + (0 if hang else 10),
                 python, extra_env)
     died = _died(proc, finding, timeout_s)
     if died is not None:
