@@ -30,7 +30,7 @@ from .cases import Case, CaseMaker
 from .counterpart import COUNTERPART_OF, CounterpartSide
 from .cross import compare_sides, ir_label, open_cross_side, settle
 from .findings import FindingTables
-from .followups import put_back_given, worker_request
+from .followups import put_back_given, saved_configs, worker_request
 from .judge import Judge
 from .oracles import Oracle
 from .outcome import Outcome, Status
@@ -200,7 +200,7 @@ class Campaign:
                  "avoidances": self.maker.avoidance.to_json(),
                  "phases": self.phases.figures(),
                  "in_flight": [{"index": c.index, "graph": c.graph.to_json(), "disruption": c.disruption,
-                                "lowering": c.lowering} for c in pending]}
+                                "lowering": c.lowering, **saved_configs(c)} for c in pending]}
         self.out.checkpoint(state, coverage)
 
     def elapsed(self) -> float:

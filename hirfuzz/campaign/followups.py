@@ -37,7 +37,7 @@ building it; before the answer is judged, `put_back_given` puts the original's r
 so the judge and the mutation oracle see what running everything would have shown. Only
 the campaign's own request carries the marks: a finding's reduction, its replays and its
 reproducers make their cases anew (no `given`) and run every configuration, and a
-checkpoint keeps a follow-up without them (resumed, it runs them all).
+checkpoint keeps a follow-up's configurations without them (resumed, it runs them all).
 
 Follow-ups wait in a queue, best reason first (ties: more new coverage, then earlier), and
 are handed out before new cases while they are at most MAX_SHARE of the cases run; the
@@ -107,6 +107,14 @@ def worker_request(case: Case) -> dict:
     if not case.given:
         return case.request
     return {**case.request, GIVEN_CONFIGS: sorted(case.given)}
+
+
+def saved_configs(case: Case) -> dict:
+    """What a checkpoint keeps of a case's configurations: a follow-up's, which are not the
+    ones its original's streams draw (it keeps only what the original passed); none of a
+    generated case's, drawn again from its index. Its given replies are not kept: resumed,
+    it runs every configuration."""
+    return {"configs": case.configs} if is_followup(case.index) else {}
 
 
 def put_back_given(case: Case, answer):

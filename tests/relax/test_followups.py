@@ -239,6 +239,23 @@ def test_a_follow_up_builds_only_the_mutant_and_is_judged_as_if_it_had_run_its_o
         running.status, running.stage, running.finding.to_json())
 
 
+def test_a_checkpoint_keeps_a_waiting_follow_up_s_configurations_and_not_its_given_replies(specs, tmp_path):
+    settings = Settings(out=str(tmp_path / "out"), iterations=0, ops=8, seed=1, followups=2)
+    first = Campaign(settings, specs, progress=False)
+    case = case_with_passes(first.maker)
+    failing = next(c for c in case.configs if c.get(ORACLE_FIELD) == Oracle.PASS_ORDER.value)
+    first.supply.judged(case, passing_answer(case), Outcome(Status.OK, finding=crash_under(case, failing)))
+    waiting = first.supply.unjudged()
+    # the original failed its pass sequence: its follow-ups leave it out, given the baseline
+    assert len(waiting) == 2 and all(sorted(m.given) == [0] and failing not in m.configs for m in waiting)
+    first.checkpoint()
+
+    resumed = Campaign(settings, specs, progress=False)
+    assert [(c.index, c.configs, c.request) for c in resumed.supply.queue] == [
+        (m.index, m.configs, m.request) for m in waiting]
+    assert not any(c.given for c in resumed.supply.queue)  # resumed, it runs every configuration
+
+
 class RecordingWorker:
     """A real worker whose requests and answers are kept."""
 
