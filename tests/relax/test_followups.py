@@ -209,7 +209,8 @@ def test_a_follow_up_builds_only_the_mutant_and_is_judged_as_if_it_had_run_its_o
     settings = planted_closure_settings()
     maker = CaseMaker(settings, specs, info, load_catalog(settings.pass_files, builtin=info.catalog))
     dialect = load_dialect("relax")
-    judge = Judge(specs, {})
+    mutators = {}  # case -> its mutant's rewrites, as the campaign records them from its answer
+    judge = Judge(specs, mutators)
     case = maker.make_case(0)
     answer = execute_case(case.request, dialect)
     outcome = judge.classify(case, answer)
@@ -232,7 +233,7 @@ def test_a_follow_up_builds_only_the_mutant_and_is_judged_as_if_it_had_run_its_o
     for restored, ran in zip(given_replies[:2], all_replies[:2]):
         assert restored["given"] and restored["status"] == ran["status"] == "ok"
         assert all(np.array_equal(decode_array(a), decode_array(b)) for a, b in zip(restored["outputs"], ran["outputs"]))
-    judge._mutators[followup.index] = given["mutators"]
+    mutators[followup.index] = given["mutators"]
     trusting, running = judge.classify(followup, given), judge.classify(followup, ran_all)
     assert trusting.finding is not None and trusting.finding.oracle == Oracle.MUTATION.value
     assert (trusting.status, trusting.stage, trusting.finding.to_json()) == (
@@ -280,6 +281,7 @@ def test_a_follow_up_s_finding_is_reduced_by_trials_that_run_every_configuration
         campaign.tallies.mutators_of[followup.index] = answer["mutators"]  # as the campaign records them
         finding = host.classify(followup, answer).finding
         assert finding is not None and finding.extra["config"]["module"] == 1 and finding.extra["mutators"]
+        assert "PlantedRaiseOnClosure" in finding.message
         worker.requests.clear()
         worker.answers.clear()
         reduction = Reduction(host, worker, threading.Event(), campaign.reductions.pending)
@@ -294,7 +296,6 @@ def test_a_follow_up_s_finding_is_reduced_by_trials_that_run_every_configuration
     assert all(reply["status"] != GIVEN_STATUS for reply in replies)
     assert all("build" in answer["stages"] for answer in worker.answers)
     assert len(reduced.graph.operators) < len(followup.graph.operators)
-    assert finding.extra["config"]["module"] == 1 and "PlantedRaiseOnClosure" in finding.message
 
 
 @pytest.mark.slow
