@@ -22,6 +22,12 @@ from .dialects import dialect_info
 # names the first such pass of the sequence)
 STAGES = ("lower", "well_formed", "passes", "ill_formed_after_pass", "build", "run")
 
+# a request's configurations the coordinator already holds replies for (positions in its
+# "configs": a follow-up mutant's original's, campaign.followups); the worker builds none
+# of them and answers each with GIVEN_STATUS, for the coordinator to put its reply back
+GIVEN_CONFIGS = "given"
+GIVEN_STATUS = "given"
+
 
 def encode_array(a: np.ndarray) -> str:
     buf = io.BytesIO()

@@ -99,10 +99,12 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
     "lower", then "build" with the passes and the load, and "run"), a reply has
     "stages" (seconds per stage: lower, well_formed, mutate for the case; passes, build,
     load, run for each configuration's reply), "builds_saved", and "reused_build"
-    ("case" or "cache") in each configuration reply that reused one.
+    ("case" or "cache") in each configuration reply that reused one. The configurations
+    at the positions the request's GIVEN_CONFIGS lists are neither built nor run: their
+    replies say GIVEN_STATUS (protocol).
     """
     from .breadcrumbs import TRAIL, Stage
-    from .protocol import decode_array, error_reply, make_config
+    from .protocol import GIVEN_CONFIGS, GIVEN_STATUS, decode_array, error_reply, make_config
     if cache is None and os.environ.get(CACHE_ENV, "").strip() != "0":
         cache = BuildCache()
     if cache is not None:
@@ -145,7 +147,11 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
     configs = request.get("configs") or [make_config(target=request.get("target", "llvm"), dialect=dialect.name)]
     inputs = [decode_array(a) for a in request.get("inputs", [])]
     replies = []
+    given = set(request.get(GIVEN_CONFIGS) or [])
     for position, config in enumerate(configs):
+        if position in given:  # the coordinator holds its reply (a follow-up's original's)
+            replies.append({"status": GIVEN_STATUS, "timings": {}, "stages": {}})
+            continue
         TRAIL.enter_config(position)
         index = config.get("module", 0)
         if index >= len(modules):

@@ -59,6 +59,9 @@ class Case:
     cross: "Case | None" = None  # a cross-IR campaign's half of it in the second IR (campaign.cross)
     timings: dict = field(default_factory=dict)  # seconds making it: generate, inputs, prepare
     new_coverage: int = 0     # coverage keys its generation added (campaign.followups reads it)
+    # a follow-up mutant's: configuration position -> its original's reply to that same
+    # configuration, which the worker is not asked to build again (campaign.followups)
+    given: dict = field(default_factory=dict)
 
     @property
     def comparable(self) -> bool:

@@ -30,6 +30,7 @@ from .cases import Case, CaseMaker
 from .counterpart import COUNTERPART_OF, CounterpartSide
 from .cross import compare_sides, ir_label, open_cross_side, settle
 from .findings import FindingTables
+from .followups import put_back_given, saved_configs, worker_request
 from .judge import Judge
 from .oracles import Oracle
 from .outcome import Outcome, Status
@@ -199,7 +200,7 @@ class Campaign:
                  "avoidances": self.maker.avoidance.to_json(),
                  "phases": self.phases.figures(),
                  "in_flight": [{"index": c.index, "graph": c.graph.to_json(), "disruption": c.disruption,
-                                "lowering": c.lowering} for c in pending]}
+                                "lowering": c.lowering, **saved_configs(c)} for c in pending]}
         self.out.checkpoint(state, coverage)
 
     def elapsed(self) -> float:
@@ -345,7 +346,7 @@ class Campaign:
             self.in_flight[case.index] = case
             with self.clock.stage("dispatch"):
                 for worker, half in zip(workers, [case, case.cross]):
-                    worker.submit(case, half.request, self.s.timeout_s)
+                    worker.submit(case, worker_request(half), self.s.timeout_s)
 
     def idle_workers(self) -> list[Worker] | None:
         """An idle worker for each IR of the campaign (a case runs in all at once), or None."""
@@ -376,6 +377,7 @@ class Campaign:
     def judge(self, case: Case, answer, half_answer=None):
         """Count what the oracles make of a case's answer (and of its second IR's, in a
         cross-IR campaign), record its findings, and log it."""
+        answer = put_back_given(case, answer)  # a follow-up's original's replies (campaign.followups)
         if isinstance(answer, dict):
             self.tallies.count_features(case, answer)
         t_compare = time.perf_counter()

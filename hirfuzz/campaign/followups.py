@@ -27,7 +27,17 @@ what the mutation oracle derives from those: the plain mutant and the mutant aft
 sequence. The original's configurations come first so that, within the follow-up itself,
 a mutant's failure is filed only where the original passed the same configuration
 (oracles/mutation.py), and its finding is reduced, titled and reported like any other
-mutant's; the original's builds are the worker's build cache's to reuse.
+mutant's.
+
+The original's configurations are not run again: the same program, inputs and
+configuration gave those replies once, and they passed. The follow-up carries them
+(`Case.given`: the status and outputs of each reply that was "ok"), its worker request
+names them (`worker_request`: protocol.GIVEN_CONFIGS) and the worker answers each without
+building it; before the answer is judged, `put_back_given` puts the original's replies back,
+so the judge and the mutation oracle see what running everything would have shown. Only
+the campaign's own request carries the marks: a finding's reduction, its replays and its
+reproducers make their cases anew (no `given`) and run every configuration, and a
+checkpoint keeps a follow-up's configurations without them (resumed, it runs them all).
 
 Follow-ups wait in a queue, best reason first (ties: more new coverage, then earlier), and
 are handed out before new cases while they are at most MAX_SHARE of the cases run; the
@@ -41,7 +51,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from ..core.oracle import Approximation, TargetTolerance, compare_tensor, judged_facts
-from ..protocol import decode_array
+from ..protocol import GIVEN_CONFIGS, GIVEN_STATUS, decode_array
 from .cases import Case, Stream
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
 from .outcome import Outcome, Status
@@ -57,6 +67,8 @@ MAX_SHARE = 0.5                 # follow-ups handed out while at most this share
 MAX_WAITING = 64                # follow-ups kept waiting, the best first
 # a case's status is its baseline's (judge.py): these say it built (and ran, where it could)
 BASELINE_PASSED = (Status.OK, Status.RAN, Status.BUILT)
+# what a follow-up keeps of a reply of its original's: all the judge reads of a passing one
+TRUSTED_KEYS = ("status", "outputs")
 
 
 class Reason(IntEnum):
@@ -68,14 +80,55 @@ class Reason(IntEnum):
 
 @dataclass(frozen=True)
 class Original:
-    """What a follow-up is made from: the case, and the configurations it passed."""
+    """What a follow-up is made from: the case, the configurations it passed and its replies
+    to them."""
     case: Case
     passed: list[dict]  # the original's configurations that passed, the baseline first
+    verdicts: list[dict | None]  # per passed configuration: its reply's TRUSTED_KEYS, None if not "ok"
     reason: Reason
 
 
 def is_followup(index: int) -> bool:
     return index >= FOLLOWUP_INDEX
+
+
+def trusted(reply: dict) -> dict | None:
+    """What a follow-up keeps of its original's reply to a configuration it passed: the
+    reply's TRUSTED_KEYS where it built and ran ("ok"); None otherwise (run it again)."""
+    if reply.get("status") != "ok":
+        return None
+    return {key: reply[key] for key in TRUSTED_KEYS if key in reply}
+
+
+def worker_request(case: Case) -> dict:
+    """What the campaign sends a worker for the case: its request, naming, for a follow-up,
+    the configurations whose replies it is given (its original's), which the worker skips.
+    Nothing else (a reduction's trial, a replay) sends these marks."""
+    if not case.given:
+        return case.request
+    return {**case.request, GIVEN_CONFIGS: sorted(case.given)}
+
+
+def saved_configs(case: Case) -> dict:
+    """What a checkpoint keeps of a case's configurations: a follow-up's, which are not the
+    ones its original's streams draw (it keeps only what the original passed); none of a
+    generated case's, drawn again from its index. Its given replies are not kept: resumed,
+    it runs every configuration."""
+    return {"configs": case.configs} if is_followup(case.index) else {}
+
+
+def put_back_given(case: Case, answer):
+    """The answer as running every configuration would give it: each reply the worker
+    marked given is the original's again (its status and outputs; no timings, the worker
+    spent none), marked "given". Anything else is left as it is (a dead worker, a failure
+    before the configurations)."""
+    if not case.given or not isinstance(answer, dict):
+        return answer
+    replies = [answer, *answer.get("others", [])]
+    for position, verdict in case.given.items():
+        if position < len(replies) and replies[position].get("status") == GIVEN_STATUS:
+            replies[position].update(verdict, given=True)
+    return answer
 
 
 class FollowUps:
@@ -122,12 +175,14 @@ class FollowUps:
             if failing is not None and config == failing:
                 break
             passed.append(config)
+        replies = [answer, *answer.get("others", [])]
+        verdicts = [trusted(replies[i]) if i < len(replies) else None for i in range(len(passed))]
         if finding is not None:
-            return Original(case, passed, Reason.FINDING)
+            return Original(case, passed, verdicts, Reason.FINDING)
         if self.near_miss(case, answer):
-            return Original(case, passed, Reason.NEAR_MISS)
+            return Original(case, passed, verdicts, Reason.NEAR_MISS)
         if case.new_coverage > 0:
-            return Original(case, passed, Reason.NEW_COVERAGE)
+            return Original(case, passed, verdicts, Reason.NEW_COVERAGE)
         return None
 
     def near_miss(self, case: Case, answer: dict) -> bool:
@@ -151,19 +206,24 @@ class FollowUps:
         return False
 
     def followup(self, original: Original, j: int) -> Case:
-        """Follow-up `j` of the original: its mutant through its baseline and pass sequence."""
+        """Follow-up `j` of the original: its mutant through its baseline and pass sequence,
+        given the original's replies to those."""
         case = original.case
         index = FOLLOWUP_INDEX + case.index * MAX_FOLLOWUPS + j
         lowering = {key: value for key, value in case.lowering.items() if key != "mutation"}
         lowering["mutation"] = {"seed": [self.maker.s.seed, index, int(Stream.MUTATION)],
                                 "count": FOLLOWUP_REWRITES, "structural": True, "of_case": case.index}
-        kept = [original.passed[0]] + [config for config in original.passed[1:] if not config.get("module")
-                                      and config.get(ORACLE_FIELD) == Oracle.PASS_ORDER.value]
-        configs = kept + ORACLES[Oracle.MUTATION].derived_configs(self.maker, kept, lowering)
+        # positions in original.passed: the baseline, and the pass sequences of the original's module
+        kept = [0] + [i for i, config in enumerate(original.passed) if i and not config.get("module")
+                      and config.get(ORACLE_FIELD) == Oracle.PASS_ORDER.value]
+        originals = [original.passed[i] for i in kept]
+        configs = originals + ORACLES[Oracle.MUTATION].derived_configs(self.maker, originals, lowering)
+        # shared by the original's follow-ups, not copied: what a waiting follow-up holds stays small
+        given = {position: original.verdicts[i] for position, i in enumerate(kept) if original.verdicts[i] is not None}
         request = {key: value for key, value in case.request.items() if key not in ("mutation", "kind", "how")}
         request.update({"case": index, "configs": configs, **lowering})
         return replace(case, index=index, configs=configs, lowering=lowering, request=request, cross=None,
-                       gen_ms=0.0, timings={}, new_coverage=0)
+                       gen_ms=0.0, timings={}, new_coverage=0, given=given)
 
     def next_case(self, paced: bool = True) -> Case | None:
         """The best waiting follow-up; `paced`: only while follow-ups are at most MAX_SHARE

@@ -35,7 +35,8 @@ class CaseSupply:
         out or made but not judged, which run first, unchanged."""
         self.next_index = state["next_index"]
         self.queue = [self.maker.make_case(c["index"], Graph.from_json(c["graph"]), c.get("disruption"),
-                                           lowering=c.get("lowering")) for c in state.get("in_flight", [])]
+                                           configs=c.get("configs"), lowering=c.get("lowering"))
+                      for c in state.get("in_flight", [])]
 
     def unjudged(self) -> list[Case]:
         """The cases made and not handed out yet (a checkpoint keeps them)."""

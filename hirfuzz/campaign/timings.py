@@ -37,6 +37,8 @@ def case_timings(case, answer, wait_s: float, compare_s: float) -> tuple[dict, l
                 t[k] = t.get(k, 0.0) + v
             if reply.get("reused_build"):
                 stages["reused"] = reply["reused_build"]
+            if reply.get("given"):  # a follow-up's original's reply: not run again (campaign.followups)
+                stages["given"] = True
             configs.append(stages)
         worker = answer.get("worker_s")
         pipe = answer.get("pipe") or {}

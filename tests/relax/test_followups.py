@@ -3,27 +3,33 @@ follow-up is made of (the original's graph, plan, inputs and reference; structur
 rewrites; the original's baseline and pass sequence, then the mutant's), how they are paced,
 and that the same seed makes the same follow-ups."""
 import json
+import threading
 
 import numpy as np
 import pytest
 
-from conftest import run_hirfuzz
+from conftest import ROOT, run_hirfuzz
 
 from hirfuzz.campaign.cases import CaseMaker
-from hirfuzz.campaign.coordinator import Settings
+from hirfuzz.campaign.coordinator import Campaign, Settings
 from hirfuzz.campaign.followups import (FOLLOWUP_INDEX, FOLLOWUP_REWRITES, MAX_FOLLOWUPS, MAX_SHARE, FollowUps,
-                                        Reason)
+                                        Reason, put_back_given, worker_request)
+from hirfuzz.campaign.judge import Judge
 from hirfuzz.campaign.oracles import ORACLE_FIELD, Oracle
 from hirfuzz.campaign.outcome import Outcome, Status
+from hirfuzz.campaign.reducer import Reduction
+from hirfuzz.campaign.sandbox import Worker
 from hirfuzz.campaign.supply import CaseSupply
 from hirfuzz.campaign.tallies import Counters
 from hirfuzz.core.finding import Finding
 from hirfuzz.core.oracle import Approximation, TargetTolerance, judged_facts
-from hirfuzz.core.passes import load_catalog
+from hirfuzz.core.passes import load_catalog, parse_sequence
 from hirfuzz.dialects import dialect_info, load_dialect
 from hirfuzz.dialects.relax.mutators import REGISTRY
-from hirfuzz.protocol import encode_array
+from hirfuzz.protocol import GIVEN_CONFIGS, GIVEN_STATUS, decode_array, encode_array
 from hirfuzz.worker import execute_case
+
+PLANTED = ROOT / "tests" / "relax" / "planted" / "planted.yaml"
 
 
 def make_maker(specs, seed=1, followups=2, **kw) -> CaseMaker:
@@ -179,6 +185,117 @@ def test_the_structural_draw_takes_nothing_else_where_others_apply(specs):
 
     assert drawn(False) - REGISTRY.structural, "no other mutator applies: the test shows nothing"
     assert drawn(True) and drawn(True) <= REGISTRY.structural
+
+
+def planted_closure_settings(**kw) -> Settings:
+    """Cases without closures through PlantedRaiseOnClosure (a planted pass that raises on a
+    function defined inside another): the originals pass it; a follow-up whose rewrites
+    outline a closure fails it, the mutant's finding (seed 1: follow-up 0 of case 0)."""
+    catalog = load_catalog([str(PLANTED)], builtin=dialect_info("relax").catalog)
+    return Settings(ops=6, seed=1, followups=2, features=False, pass_files=[str(PLANTED)],
+                    pass_seq=parse_sequence("PlantedRaiseOnClosure", catalog),
+                    only_ops=["add", "exp", "abs", "multiply", "subtract"], **kw)
+
+
+def followups_of(maker: CaseMaker, case, answer, outcome) -> list:
+    case.new_coverage = 1
+    followups = FollowUps(maker)
+    followups.consider(case, answer, outcome)
+    return followups.unjudged()
+
+
+def test_a_follow_up_builds_only_the_mutant_and_is_judged_as_if_it_had_run_its_original_s_configurations(specs):
+    info = dialect_info("relax")
+    settings = planted_closure_settings()
+    maker = CaseMaker(settings, specs, info, load_catalog(settings.pass_files, builtin=info.catalog))
+    dialect = load_dialect("relax")
+    mutators = {}  # case -> its mutant's rewrites, as the campaign records them from its answer
+    judge = Judge(specs, mutators)
+    case = maker.make_case(0)
+    answer = execute_case(case.request, dialect)
+    outcome = judge.classify(case, answer)
+    assert outcome.status is Status.OK and outcome.finding is None
+    followup = followups_of(maker, case, answer, outcome)[0]
+    assert followup.index == FOLLOWUP_INDEX and sorted(followup.given) == [0, 1]
+    assert GIVEN_CONFIGS not in followup.request  # the campaign's request alone carries the marks
+
+    given = execute_case(worker_request(followup), dialect)
+    ran_all = execute_case(followup.request, dialect)
+    given_replies, all_replies = [given, *given["others"]], [ran_all, *ran_all["others"]]
+    # what the worker ran: none of the original's configurations; the mutant's, as without marks
+    assert [r["status"] for r in given_replies[:2]] == [GIVEN_STATUS] * 2
+    assert all(r["stages"] == {} and set(r["timings"]) <= {"lower"} for r in given_replies[:2])
+    assert all("build" in r["stages"] for r in all_replies[:2])
+    assert [r["status"] for r in given_replies[2:]] == [r["status"] for r in all_replies[2:]] == ["ok", "error"]
+    assert given["mutators"] == ran_all["mutators"]
+
+    put_back_given(followup, given)
+    for restored, ran in zip(given_replies[:2], all_replies[:2]):
+        assert restored["given"] and restored["status"] == ran["status"] == "ok"
+        assert all(np.array_equal(decode_array(a), decode_array(b)) for a, b in zip(restored["outputs"], ran["outputs"]))
+    mutators[followup.index] = given["mutators"]
+    trusting, running = judge.classify(followup, given), judge.classify(followup, ran_all)
+    assert trusting.finding is not None and trusting.finding.oracle == Oracle.MUTATION.value
+    assert (trusting.status, trusting.stage, trusting.finding.to_json()) == (
+        running.status, running.stage, running.finding.to_json())
+
+
+def test_a_checkpoint_keeps_a_waiting_follow_up_s_configurations_and_not_its_given_replies(specs, tmp_path):
+    settings = Settings(out=str(tmp_path / "out"), iterations=0, ops=8, seed=1, followups=2)
+    first = Campaign(settings, specs, progress=False)
+    case = case_with_passes(first.maker)
+    failing = next(c for c in case.configs if c.get(ORACLE_FIELD) == Oracle.PASS_ORDER.value)
+    first.supply.judged(case, passing_answer(case), Outcome(Status.OK, finding=crash_under(case, failing)))
+    waiting = first.supply.unjudged()
+    # the original failed its pass sequence: its follow-ups leave it out, given the baseline
+    assert len(waiting) == 2 and all(sorted(m.given) == [0] and failing not in m.configs for m in waiting)
+    first.checkpoint()
+
+    resumed = Campaign(settings, specs, progress=False)
+    assert [(c.index, c.configs, c.request) for c in resumed.supply.queue] == [
+        (m.index, m.configs, m.request) for m in waiting]
+    assert not any(c.given for c in resumed.supply.queue)  # resumed, it runs every configuration
+
+
+class RecordingWorker:
+    """A real worker whose requests and answers are kept."""
+
+    def __init__(self, worker: Worker):
+        self.worker, self.requests, self.answers = worker, [], []
+
+    def run_one(self, request, timeout_s):
+        self.requests.append(request)
+        self.answers.append(self.worker.run_one(request, timeout_s))
+        return self.answers[-1]
+
+
+def test_a_follow_up_s_finding_is_reduced_by_trials_that_run_every_configuration(specs, tmp_path):
+    campaign = Campaign(planted_closure_settings(out=str(tmp_path / "out"), iterations=0), specs, progress=False)
+    host = campaign.reductions.host
+    worker = RecordingWorker(Worker(tmp_path / "worker.log"))
+    try:
+        case = host.make_case(0)
+        answer = worker.run_one(case.request, 120)
+        followup = followups_of(campaign.maker, case, answer, host.classify(case, answer))[0]
+        answer = put_back_given(followup, worker.run_one(worker_request(followup), 120))
+        campaign.tallies.mutators_of[followup.index] = answer["mutators"]  # as the campaign records them
+        finding = host.classify(followup, answer).finding
+        assert finding is not None and finding.extra["config"]["module"] == 1 and finding.extra["mutators"]
+        assert "PlantedRaiseOnClosure" in finding.message
+        worker.requests.clear()
+        worker.answers.clear()
+        reduction = Reduction(host, worker, threading.Event(), campaign.reductions.pending)
+        assert reduction.finding_of(followup).signature == finding.signature  # the follow-up itself, run again
+        reduced = reduction.reduced(followup, finding)
+    finally:
+        worker.worker.close()
+    assert worker.requests and not any(GIVEN_CONFIGS in request for request in worker.requests)
+    # each trial built and ran its configurations of the original program too, the baseline first
+    assert all(request["configs"][0].get("module", 0) == 0 for request in worker.requests)
+    replies = [reply for answer in worker.answers for reply in [answer, *answer.get("others", [])]]
+    assert all(reply["status"] != GIVEN_STATUS for reply in replies)
+    assert all("build" in answer["stages"] for answer in worker.answers)
+    assert len(reduced.graph.operators) < len(followup.graph.operators)
 
 
 @pytest.mark.slow

@@ -17,6 +17,10 @@ first failing configuration is its finding, so each rule holds by construction):
   both agreeing with the reference: the mutant is shown semantics-preserving and valid,
   and the original is handled correctly under that very configuration, so a crash, an
   ill-formed module or a wrong result is TVM's: a pass bug the rewrite's shape exposes.
+
+A follow-up mutant (campaign.followups) is judged by the same rules: its original's
+configurations are its original's replies to them, put back before judging (the same
+program, inputs and configuration; not built again).
 """
 from __future__ import annotations
 
