@@ -18,11 +18,11 @@ one taken is drawn again after a resume, alike.
 from __future__ import annotations
 
 import multiprocessing
-from abc import ABC, abstractmethod
 import queue
 import threading
 import time
 import traceback
+from abc import ABC, abstractmethod
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING
 
