@@ -195,7 +195,8 @@ class ProcessMakers(MakerPool):
             except EOFError:
                 raise HirfuzzError("a case maker process died; see its error above") from None
             if answer[0] == "error":
-                raise HirfuzzError(f"a case maker failed drawing case {answer[1]}:\n{answer[2]}")
+                doing = "starting" if answer[1] is None else f"drawing case {answer[1]}"
+                raise HirfuzzError(f"a case maker failed {doing}:\n{answer[2]}")
             answers.append((answer[1], answer[2]))
         return answers
 
