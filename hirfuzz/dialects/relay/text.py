@@ -25,8 +25,9 @@ _TYPE_COMMENT = re.compile(r" /\* ty=[^*]*\*/")
 
 def module_to_text(mod) -> tuple[str, list[np.ndarray]]:
     """The program's text and its constants (in `meta[relay.Constant]` order); raises if no
-    spelling parses back to `mod`. Tried in turn: without the type comments, with them, and
-    the printer's whole text with its metadata section (which the parser reads too)."""
+    spelling parses back to `mod` (its functions given variables of their own). Tried in
+    turn: without the type comments, with them, and the printer's whole text with its
+    metadata section (which the parser reads too)."""
     mod = own_variables(mod)
     full = mod.astext(show_meta_data=True)
     program, _, meta = full.partition(_METADATA)
