@@ -6,6 +6,10 @@ NumPy arrays, and the script hands them back to the parser in `init_meta_table`,
 program's `meta[relay.Constant][k]` finds them. The type comments the printer adds
 (`/* ty=... */`) are left out. The text is used only if it parses back to the same module;
 where it does not, the type comments stay, and failing that the metadata section.
+
+A variable bound in two global functions (the same Var object in both: a rewrite that
+placed one function's body in another) prints as `%x-malformed-ir`, which no parser
+reads: each function is printed with variables of its own, which is the same program.
 """
 from __future__ import annotations
 
@@ -21,8 +25,10 @@ _TYPE_COMMENT = re.compile(r" /\* ty=[^*]*\*/")
 
 def module_to_text(mod) -> tuple[str, list[np.ndarray]]:
     """The program's text and its constants (in `meta[relay.Constant]` order); raises if no
-    spelling parses back to `mod`. Tried in turn: without the type comments, with them, and
-    the printer's whole text with its metadata section (which the parser reads too)."""
+    spelling parses back to `mod` (its functions given variables of their own). Tried in
+    turn: without the type comments, with them, and the printer's whole text with its
+    metadata section (which the parser reads too)."""
+    mod = own_variables(mod)
     full = mod.astext(show_meta_data=True)
     program, _, meta = full.partition(_METADATA)
     consts = []
@@ -45,3 +51,16 @@ def parse_text(text: str, consts: list[np.ndarray]):
     """The module a script gets from the text and constants (what its own lines do)."""
     table = {"relay.Constant": [relay.const(c) for c in consts]} if consts else None
     return relay.transform.InferType()(tvm.relay.parse(text, init_meta_table=table))
+
+
+def own_variables(mod):
+    """`mod` with every variable each global function binds made anew, so that no two
+    functions share one (the printer cannot name a shared one); a function that does not
+    bind each of its variables once stays as it is (the text check then says so)."""
+    dedup = tvm.get_global_func("relay._transform.dedup")
+    functions = {}
+    for gv, func in mod.functions.items():
+        functions[gv] = func
+        if isinstance(func, relay.Function) and relay.analysis.well_formed(func):
+            functions[gv] = dedup(func)
+    return tvm.IRModule(functions, dict(mod.type_definitions), attrs=mod.attrs)
