@@ -309,8 +309,9 @@ def _subject(finding: dict) -> str:
     minimal sequence after which the program breaks."""
     extra = finding.get("extra", {})
     names = extra.get("pass_names") or []
-    if _died_in_pass(finding):  # the worker said which pass it was in: that one, not the sequence
-        return _died_in_pass(finding)
+    died_in = _died_in_pass(finding)
+    if died_in:  # the worker said which pass it was in: that one, not the sequence
+        return died_in
     # a pass TVM runs inside the blamed one that fails alike alone is the one at fault (the
     # message and the reproducer name the pass of the sequence: a title has no room for both
     # and TVM's error, "MutateOpsForTraining (in DecomposeOpsForTraining) crashes" says no more)

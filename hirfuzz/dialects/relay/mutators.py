@@ -25,6 +25,7 @@ import tvm
 from tvm import relay
 
 from ..mutation import MutatorRegistry
+from .text import fresh_variables
 
 REGISTRY = MutatorRegistry()
 MUTATORS = REGISTRY.mutators
@@ -51,15 +52,6 @@ def callees(mod: tvm.IRModule) -> list[relay.GlobalVar]:
 
 def fresh_params(func: relay.Function) -> list[relay.Var]:
     return [relay.var(p.name_hint, p.type_annotation) for p in func.params]
-
-
-def fresh_copy(func: relay.Function) -> relay.Function:
-    """`func` with every variable it binds (params, lets, closures, patterns) made anew.
-
-    A Relay variable is bound in one place only: a body placed in a second function as it
-    is (same Var objects) makes a module whose text does not parse back (the printer
-    writes `%x-malformed-ir`) and whose passes see one variable in two scopes."""
-    return tvm.get_global_func("relay._transform.dedup")(func)
 
 
 class _RedirectCalls(relay.ExprMutator):
@@ -123,7 +115,7 @@ def _func_to_closure(mod, f, g):
     func = mod[f]
     params = fresh_params(func)
     local = relay.Var("local_f")
-    closure = fresh_copy(relay.Function(func.params, func.body, func.ret_type))  # f stays in the module
+    closure = fresh_variables(relay.Function(func.params, func.body, func.ret_type))  # f stays in the module
     body = relay.Let(local, closure, relay.Call(local, params))
     redirect_calls(mod, f, lambda args: relay.Call(g, args))
     mod[g] = relay.Function(params, body, func.ret_type)

@@ -53,14 +53,22 @@ def parse_text(text: str, consts: list[np.ndarray]):
     return relay.transform.InferType()(tvm.relay.parse(text, init_meta_table=table))
 
 
+def fresh_variables(func: relay.Function) -> relay.Function:
+    """`func` with every variable it binds (params, lets, closures, patterns) made anew.
+
+    A Relay variable is bound in one place only: a body placed in a second function as it
+    is (same Var objects) makes a module whose text does not parse back (the printer
+    writes `%x-malformed-ir`) and whose passes see one variable in two scopes."""
+    return tvm.get_global_func("relay._transform.dedup")(func)
+
+
 def own_variables(mod):
     """`mod` with every variable each global function binds made anew, so that no two
     functions share one (the printer cannot name a shared one); a function that does not
     bind each of its variables once stays as it is (the text check then says so)."""
-    dedup = tvm.get_global_func("relay._transform.dedup")
     functions = {}
     for gv, func in mod.functions.items():
         functions[gv] = func
         if isinstance(func, relay.Function) and relay.analysis.well_formed(func):
-            functions[gv] = dedup(func)
+            functions[gv] = fresh_variables(func)
     return tvm.IRModule(functions, dict(mod.type_definitions), attrs=mod.attrs)
