@@ -423,7 +423,7 @@ class Reduction:
         return max(self.s.timeout_s, 60) * (3 if finding.kind == "hang" else 1)
 
     def judge_target(self, job: Job, finding: Finding, case):
-        """Target triage: a confirmed build crash on another target retried on llvm under
+        """Target triage: a confirmed build or run crash on another target retried on llvm under
         llvm's pipelines (target_independence), its scripts run alone as verify runs them."""
         def run_scripts(config: dict) -> ReproOutcome:
             retry = self.variant(case, configs=[*case.configs[:-1], config])
@@ -441,7 +441,7 @@ class Reduction:
         if verdict is not None:
             verdict.record(finding)
             if verdict.independent:
-                self.host.say(f"the build failure of case {finding.case} is target-independent: "
+                self.host.say(f"the {finding.stage} failure of case {finding.case} is target-independent: "
                               f"it fails alike under {verdict.alike_under}")
 
     def date(self, job: Job, finding: Finding, files: dict):

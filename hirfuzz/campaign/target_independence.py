@@ -1,8 +1,13 @@
-"""Is a build failure the target's own? A confirmed build crash on a target other than llvm
-is retried on llvm under each of llvm's pipelines (DialectInfo.llvm_pipelines: for Relax its
-fusing cpu_generic pipeline, then the plain one), its scripts run alone as the finding's
-were; where one fails in the same TVM frame with the same message, the bug is no CUDA bug,
-and the finding says so (extra.target_independent, extra.fails_alike_under)."""
+"""Is a failure the target's own? A confirmed crash on a target other than llvm, at build or
+at run time, is retried on llvm under each of llvm's pipelines (DialectInfo.llvm_pipelines:
+for Relax its fusing cpu_generic pipeline, then the plain one), its scripts run alone as the
+finding's were; where one fails in the same TVM frame with the same message, the bug is no
+CUDA bug, and the finding says so (extra.target_independent, extra.fails_alike_under).
+
+Run-time crashes count too: a fusing pipeline's bug can first show when the VM loads what
+was built (FuseTIR leaving a function used as a value undefined: "Cannot find
+ffi::Function f1", which cuda's own pipeline meets and llvm's fusing one meets alike). A
+worker's death is not retried: with no traceback, "alike" could not be told."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -43,12 +48,16 @@ class TargetVerdict:
             finding.extra["fails_alike_under"] = self.alike_under
 
 
+# the stages whose crashes are retried on llvm (a raised exception: its frame and message)
+RETRIED_STAGES = ("build", "run")
+
+
 def judge_target(finding: Finding, config: dict, pipelines: tuple[str, ...],
                  run_scripts: Callable[[dict], ReproOutcome]) -> TargetVerdict | None:
-    """Retry a confirmed build crash of `config` on llvm (`run_scripts(config)` renders the
-    finding's scripts for a configuration and runs them alone). None where there is nothing
-    to retry: another stage, or a failure on llvm already."""
-    if finding.kind != "crash" or finding.stage != "build":
+    """Retry a confirmed crash of `config` at build or run time on llvm (`run_scripts(config)`
+    renders the finding's scripts for a configuration and runs them alone). None where there
+    is nothing to retry: another stage, a death, or a failure on llvm already."""
+    if finding.kind != "crash" or finding.stage not in RETRIED_STAGES or not finding.extra.get("exc_type"):
         return None
     retries = llvm_retries(config, pipelines)
     if not retries:

@@ -1,11 +1,17 @@
-"""A cuda build failure retried on llvm (campaign.target_independence): a real TVM bug that
-fails on every target is called target-independent, under the configuration that fails
-alike; an error llvm does not give is not. TVM 0.27 builds for cuda to CUDA source without a
-GPU (tools/cuda_build_check.py), so the cuda side runs here too.
+"""A cuda failure retried on llvm (campaign.target_independence): a real TVM bug that fails
+on every target is called target-independent, under the configuration that fails alike; an
+error llvm does not give is not. TVM 0.27 builds for cuda to CUDA source without a GPU
+(tools/cuda_build_check.py), so the cuda side of a build failure runs here too.
 
-The bug: relax.nn.prelu accepts a symbolic channel count (its struct info inference does),
-but its legalization, topi.nn.prelu, asks get_const_int of that extent: "ValueError: Expect
-value to be constant int", in LegalizeOps, on any target."""
+The build bug: relax.nn.prelu accepts a symbolic channel count (its struct info inference
+does), but its legalization, topi.nn.prelu, asks get_const_int of that extent: "ValueError:
+Expect value to be constant int", in LegalizeOps, on any target.
+
+The run-time bug (FUSED_F1, reduced by a `--target llvm,cuda` campaign on an H100): a fusing
+pipeline's FuseTIR runs RemoveUnusedParameters, which rewrites f1 under a new GlobalVar and
+updates only its calls, so `get_f1` returns a function the VM cannot find ("Cannot find
+ffi::Function f1"). cuda's own pipeline fuses, and so does llvm's cpu_generic one."""
+import numpy as np
 import pytest
 import tvm
 from tvm.script import ir as I, relax as R, tirx as T  # noqa: F401 - what PRELU's TVMScript names
@@ -36,32 +42,67 @@ class Module:
 '''
 
 
-def _module():
-    return tvm.script.from_source(PRELU, extra_vars={"I": I, "R": R, "T": T})
+FUSED_F1 = '''@I.ir_module
+class Module:
+    @R.function(private=True)
+    def f1(p0_0: R.Tensor((1,), dtype="uint8")) -> R.Tensor((1,), dtype="float16"):
+        with R.dataflow():
+            lv: R.Tensor((1,), dtype="float16") = R.ones_like(p0_0, dtype="float16")
+            R.output(lv)
+        return lv
+
+    @R.function(private=True)
+    def get_f1() -> R.Callable((R.Tensor((1,), dtype="uint8"),), R.Tensor((1,), dtype="float16"), True):
+        cls = Module
+        return cls.f1
+
+    @R.function
+    def main(x0: R.Tensor((1,), dtype="uint8")) -> R.Tensor((1,), dtype="float16"):
+        cls = Module
+        with R.dataflow():
+            lv: R.Callable((R.Tensor((1,), dtype="uint8"),), R.Tensor((1,), dtype="float16"), True) = cls.get_f1()
+            lv1: R.Tensor((1,), dtype="float16") = lv(x0)
+            R.output(lv1)
+        return lv1
+'''
+FUSED_F1_INPUTS = [np.array([7], dtype="uint8")]
 
 
-def _cuda_build_finding() -> Finding:
-    """The finding a worker's reply for the cuda build makes (as judge._crash makes it)."""
-    config = make_config("vm", CUDA)
+def _module(script: str = PRELU):
+    return tvm.script.from_source(script, extra_vars={"I": I, "R": R, "T": T})
+
+
+def failure_finding(config: dict, script: str = PRELU, inputs: list | None = None) -> Finding:
+    """The finding a worker's reply makes (as judge._crash makes it) where `script` fails
+    under `config`: at build, or at run on `inputs`."""
+    dialect, stage = RelaxDialect(), "build"
     try:
-        RelaxDialect().build(_module(), config)
+        built = dialect.build(_module(script), config)
+        if inputs is not None:
+            stage = "run"
+            dialect.run(dialect.load(built, config), config, inputs)
     except Exception as exc:  # noqa: BLE001 - the failure is what the test is about
-        reply = error_reply("build", exc)
+        reply = error_reply(stage, exc)
     else:
-        raise AssertionError("prelu with a symbolic channel built for cuda: the TVM bug is fixed")
-    return Finding(kind="crash", oracle="target", stage="build",
-                   signature=crash_signature("build", reply["exc_type"], reply["message"], reply["traceback"]),
+        raise AssertionError(f"the program ran under {describe_config(config, False)}: the TVM bug is fixed")
+    return Finding(kind="crash", oracle="target", stage=stage,
+                   signature=crash_signature(stage, reply["exc_type"], reply["message"], reply["traceback"]),
                    message=f"{error_line(reply['exc_type'], reply['message'])} under {describe_config(config, False)}",
                    detail=reply["traceback"], extra={"exc_type": reply["exc_type"], "config": config})
 
 
-def _script_runner(tmp_path, finding: Finding, tried: list):
+def _cuda_build_finding() -> Finding:
+    return failure_finding(make_config("vm", CUDA))
+
+
+def _script_runner(tmp_path, finding: Finding, tried: list, script: str = PRELU, inputs: list | None = None):
     """Renders the finding's repro.py for a configuration and runs it alone, as verify does."""
     def run_scripts(config: dict):
         tried.append(config)
-        script = tmp_path / f"repro-{len(tried)}.py"
-        script.write_text(WRITER.render_short(finding, config, [], False, None, {"script": PRELU, "consts": []}))
-        return check_short_reproducer(script, finding, 120, dialect="relax")
+        path = tmp_path / f"repro-{len(tried)}.py"
+        path.write_text(WRITER.render_short(finding, config, inputs or [], inputs is not None, None,
+                                            {"script": script, "consts": []}))
+        return check_short_reproducer(path, finding, 120, dialect="relax")
     return run_scripts
 
 
@@ -97,11 +138,42 @@ def test_an_error_llvm_does_not_give_is_not_target_independent(tmp_path):
     assert [c["pipeline"] for c in tried] == ["target-default", "default"]
 
 
-def test_only_build_crashes_off_llvm_are_retried():
+def test_a_run_time_crash_that_fails_alike_on_llvm_is_target_independent(tmp_path):
+    # without a GPU no cuda run exists: the finding is the one a cuda run makes (the same
+    # VM frame and message, the H100 campaign's), its traceback taken from llvm's fusing run
+    finding = failure_finding(make_config("fused"), FUSED_F1, FUSED_F1_INPUTS)
+    assert finding.stage == "run" and "Cannot find ffi::Function f1" in finding.detail
+    finding.extra["config"] = make_config("vm", CUDA)
+    tried = []
+    verdict = judge_target(finding, finding.extra["config"], dialect_info("relax").llvm_pipelines,
+                           _script_runner(tmp_path, finding, tried, FUSED_F1, FUSED_F1_INPUTS))
+    assert verdict is not None and verdict.independent
+    assert verdict.alike_under == "vm on llvm (opt_level 3, target-default pipeline)"
+    assert [c["pipeline"] for c in tried] == ["target-default"]
+
+
+def test_only_build_and_run_crashes_off_llvm_are_retried():
     finding = Finding(kind="crash", oracle="crash", stage="build", signature="s", message="m",
                       extra={"exc_type": "ValueError"})
     never = lambda config: (_ for _ in ()).throw(AssertionError("ran a script"))  # noqa: E731
     pipelines = dialect_info("relax").llvm_pipelines
     assert judge_target(finding, make_config("vm", "llvm"), pipelines, never) is None
-    finding.stage = "run"
+    finding.stage = "passes"
     assert judge_target(finding, make_config("vm", CUDA), pipelines, never) is None
+    # a worker's death: no traceback to tell "alike" by
+    death = Finding(kind="crash", oracle="crash", stage="worker", signature="s", message="killed by SIGSEGV",
+                    extra={"signal": "SIGSEGV", "died_in": {"stage": "run", "config": 2}})
+    assert judge_target(death, make_config("vm", CUDA), pipelines, never) is None
+
+
+@pytest.mark.gpu
+def test_the_run_time_crash_on_a_real_gpu_is_target_independent(tmp_path):
+    # the cuda run itself: cuda's own pipeline fuses, and the VM cannot find f1 on the GPU
+    target = RelaxDialect().describe_installation()["devices"]["cuda_target"]
+    finding = failure_finding(make_config("vm", target), FUSED_F1, FUSED_F1_INPUTS)
+    assert finding.stage == "run" and "Cannot find ffi::Function f1" in finding.detail
+    tried = []
+    verdict = judge_target(finding, finding.extra["config"], dialect_info("relax").llvm_pipelines,
+                           _script_runner(tmp_path, finding, tried, FUSED_F1, FUSED_F1_INPUTS))
+    assert verdict is not None and verdict.independent, tried
+    assert [c["pipeline"] for c in tried] == ["target-default"]
