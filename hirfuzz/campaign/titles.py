@@ -349,10 +349,18 @@ def _stage_phrase(finding: dict, situation_: Situation) -> str:
     # one that fails alike on llvm: campaign.target_independence)
     extra = finding.get("extra", {})
     config = extra.get("config")
-    if (config and finding["stage"] in ("build", "run") and target_kind(config["target"]) != "llvm"
+    if (config and _failed_in(finding) in ("build", "load", "run") and target_kind(config["target"]) != "llvm"
             and not extra.get("target_independent")):
         phrase += f" on {target_label(config['target'])}"
     return phrase
+
+
+def _failed_in(finding: dict) -> str:
+    """The stage a finding failed in: a dead worker's is where its breadcrumbs say it died
+    (extra.died_in; its configuration is then the one it died in)."""
+    if finding["stage"] == "worker":
+        return finding.get("extra", {}).get("died_in", {}).get("stage", "worker")
+    return finding["stage"]
 
 
 def _values(finding: dict, graph, plan: dict | None, dialect: str, situation_: Situation) -> dict:

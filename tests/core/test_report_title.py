@@ -234,3 +234,16 @@ def test_a_build_failure_names_its_gpu_unless_it_fails_alike_on_llvm():
     assert "fails to build on cuda (sm_90)" in title(finding, _graph_of("abs", "float32"), dialect_info("relax"))
     finding["extra"]["target_independent"] = True  # campaign.target_independence: llvm fails alike
     assert "cuda" not in title(finding, _graph_of("abs", "float32"), dialect_info("relax"))
+
+
+def test_a_death_on_the_gpu_names_it():
+    # an H100 campaign's: adaptive_avg_pool2d with windows of two sizes left unscheduled by
+    # cuda's pipeline, run on the host over device memory; llvm ran the same program
+    cuda = {"kind": "cuda", "arch": "sm_90"}
+    finding = {"kind": "crash", "oracle": "crash", "stage": "worker", "message": "killed by SIGSEGV in the run stage",
+               "extra": {"signal": "SIGSEGV", "died_in": {"stage": "run", "config": 2},
+                         "config": {**CONFIG, "target": cuda}}}
+    said = title(finding, _graph_of("nn.adaptive_avg_pool2d", "float16"), dialect_info("relax"))
+    assert said == "[Bug][Relax] nn.adaptive_avg_pool2d (float16) crashes TVM (SIGSEGV) on cuda (sm_90)"
+    finding["extra"]["config"] = CONFIG  # on llvm: no target named
+    assert "on llvm" not in title(finding, _graph_of("nn.adaptive_avg_pool2d", "float16"), dialect_info("relax"))
