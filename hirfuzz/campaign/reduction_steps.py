@@ -144,9 +144,12 @@ def _died_in_first(configs: list[dict], finding: Finding) -> list[dict]:
 
 def _failing_passes(state: Finishing, minimising: bool = False) -> bool:
     """Is the finding a pass sequence's, isolated to a configuration that runs passes?
-    (`minimising`: or one whose oracle lets its sequence be minimised, never dropped.)"""
+    (`minimising`: or one whose oracle lets its sequence be minimised, never dropped; or a
+    worker that died inside one of its passes, whose signature names that pass, so that a
+    shorter sequence dying there fails alike.)"""
     oracle = definition(state.finding.oracle)
-    return (not state.whole and (oracle.narrows_passes or (minimising and oracle.minimises_passes))
+    died_in_pass = bool(state.finding.extra.get("died_in", {}).get("pass"))
+    return (not state.whole and (oracle.narrows_passes or (minimising and (oracle.minimises_passes or died_in_pass)))
             and bool(state.case.configs[-1]["passes"]))
 
 
@@ -179,10 +182,12 @@ class MinimisePasses(Step):
 
     def run(self, reduction, state):
         case, finding = state.case, state.finding
-        baseline, config = case.configs[0], case.configs[-1]
+        config = case.configs[-1]
 
         def fails(seq):
-            return reduction.fails_alike(reduction.variant(case, configs=[baseline, {**config, "passes": seq}]),
+            # the trial under the shorter sequence alone, after the baseline where the oracle
+            # judges against it (a dead worker's isolated case has no baseline to keep)
+            return reduction.fails_alike(_under(reduction, case, {**config, "passes": seq}, finding),
                                          finding.signature)
         passes = minimise_sequence(config["passes"], fails, reduction.host.catalog)
         if passes == config["passes"]:

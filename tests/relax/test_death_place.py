@@ -2,6 +2,7 @@
 configuration, the stage and the pass it was in, so that a segfault in one pass is not a
 hit of a segfault found in another."""
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from hirfuzz.campaign.triage import classify_finding
 from hirfuzz.core.graph import Graph
 from hirfuzz.dialects import dialect_info
 from hirfuzz.protocol import make_config
+from conftest import run_hirfuzz
 from test_sandbox import real_case
 
 PLANTED = Path(__file__).parent / "planted"
@@ -105,3 +107,23 @@ def test_the_last_breadcrumb_is_found_behind_a_long_backtrace(tmp_path):
     log.write_text(earlier + f"{PREFIX}{{}}\n" + "noise\n" * 1000)
     assert last_place(log, len(earlier)) is None
     assert last_place(log, 0) is None  # the empty breadcrumb a request starts with ends the search
+
+
+def test_a_death_in_a_pass_has_its_sequence_minimised(tmp_path):
+    """A worker killed inside one pass of a sequence: the finding's sequence is shrunk to
+    what still dies there (an H100 campaign's ConvertLayout SIGFPE kept all six passes it
+    was found with), and its reproducer, run alone, dies the same way."""
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--passes", USER_PASSES / "deaths.yaml", "--pass-seq", "FoldConstant,PlantedSegfault,Normalize",
+                       "--iterations", 1, "--ops", 3, "--only-ops", "add,exp", "--no-features", "--seed", 0, "--jobs", 1,
+                       "--no-progress", "--out", out)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["unconfirmed"] == [], summary["unconfirmed"]
+    [row] = summary["findings"]
+    finding = json.loads((out / row["path"] / "finding.json").read_text())
+    assert finding["signature"] == "crash|worker|SIGSEGV|passes:PlantedSegfault", finding["signature"]
+    assert finding["extra"]["pass_names"] == ["PlantedSegfault"], finding["extra"]
+    assert finding["message"] == "after PlantedSegfault(): killed by SIGSEGV in pass PlantedSegfault"
+    assert finding["extra"]["reduction"]["steps"]["minimise_passes"]["successes"] >= 1
+    assert "tvm.transform.Sequential([segfault()])(mod)" in (out / row["path"] / "repro.py").read_text()
