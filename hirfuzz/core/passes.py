@@ -29,7 +29,7 @@ from ..errors import HirfuzzError
 
 PHASES = ("high-level", "legalisation", "lowering")
 _KEYS = {"name", "import", "args", "phase", "requires", "establishes", "ends", "preserves_results",
-         "approximation", "draw", "note"}
+         "approximation", "draw", "runs_inside_it", "note"}
 _APPROXIMATION_KEYS = {"rtol", "atol", "max_magnitude"}
 
 
@@ -46,6 +46,9 @@ class PassEntry:
     # None for such a pass: its results are judged by the crash and well-formedness oracles only
     approximation: dict | None = None
     draw: bool = True
+    # TVM's passes this one runs inside itself (not as a Sequential's constituents), each of
+    # which can run alone: blamed where it alone fails alike (dialects.base.innermost_failing)
+    runs_inside_it: tuple[str, ...] = ()
     import_path: str | None = None                      # "package.module:factory"
     search_dir: str | None = None                       # where the user's catalog lives
     source: str = ""                                    # the catalog file it came from
@@ -99,6 +102,9 @@ def _read_entry(where: str, raw, search_dir: str, source: str) -> PassEntry:
         if not isinstance(value, list) or not all(isinstance(p, str) for p in value):
             raise HirfuzzError(f"{where}: '{key}' is a list of property names")
         props[key] = tuple(value)
+    inside = raw.get("runs_inside_it") or []
+    if not isinstance(inside, list) or not all(isinstance(p, str) and p for p in inside):
+        raise HirfuzzError(f"{where}: 'runs_inside_it' is a list of pass names")
     for key in ("preserves_results", "draw"):
         if key in raw and not isinstance(raw[key], bool):
             raise HirfuzzError(f"{where}: '{key}' is true or false")
@@ -109,8 +115,8 @@ def _read_entry(where: str, raw, search_dir: str, source: str) -> PassEntry:
         raise HirfuzzError(f"{where}: 'note' is text")
     preserves = raw.get("preserves_results", True)
     return PassEntry(name, phase, args, props["requires"], props["establishes"], props["ends"], preserves,
-                     _read_approximation(where, raw.get("approximation"), preserves), raw.get("draw", True), imp,
-                     search_dir, source, raw.get("note", ""))
+                     _read_approximation(where, raw.get("approximation"), preserves), raw.get("draw", True),
+                     tuple(inside), imp, search_dir, source, raw.get("note", ""))
 
 
 def _read_approximation(where: str, raw, preserves: bool) -> dict | None:
@@ -216,6 +222,7 @@ def load_catalog(user_files: list[str | Path] | None = None, builtin: CatalogSec
                 raise HirfuzzError(f"{path}: pass '{e.name}' needs 'import: package.module:factory'")
             entries[e.name] = e
     _check_requirements(entries)
+    _check_runs_inside(entries)
     for name, e in entries.items():  # where each user module is, once the catalog holds together
         if e.import_path is not None:
             entries[name] = replace(e, search_dir=module_dir(e.import_path.split(":")[0], e.search_dir,
@@ -253,6 +260,16 @@ def _check_requirements(entries: dict[str, PassEntry]):
         e = stuck[0]
         why = "; ".join(f"'{p}' comes only from {', '.join(providers[p])}" for p in e.requires if p not in have)
         raise HirfuzzError(f"{e.source}: precondition cycle: pass '{e.name}' can never run ({why})")
+
+
+def _check_runs_inside(entries: dict[str, PassEntry]):
+    """Each pass a pass runs inside itself is one of TVM's passes in the catalog, other than
+    itself: a worker makes it by name, with its default arguments, to run it alone."""
+    for e in entries.values():
+        for inner in e.runs_inside_it:
+            if inner == e.name or inner not in entries or entries[inner].import_path is not None:
+                raise HirfuzzError(f"{e.source}: pass '{e.name}': runs_inside_it names '{inner}', which is not "
+                                   "another of TVM's passes in the catalog (one without 'import')")
 
 
 # --- user passes (in workers) ----------------------------------------------------------------
@@ -300,6 +317,8 @@ def _step(entry: PassEntry, args: dict) -> dict:
     """A step of a sequence as plain data (it travels to workers and into reproducers). A pass
     that may change results says so in its step, with how far (oracle.Approximation reads it)."""
     step = {"name": entry.name, "args": args}
+    if entry.runs_inside_it:  # for the worker's search for the pass to blame (dialects.base.innermost_failing)
+        step["runs_inside_it"] = list(entry.runs_inside_it)
     if not entry.preserves_results:
         step["approximation"] = {"compared": entry.approximation is not None, **(entry.approximation or {})}
     if entry.import_path:

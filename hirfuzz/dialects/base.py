@@ -172,7 +172,7 @@ def _failure_of(pass_, mod, run, check) -> tuple[str | None, object]:
     return None, out
 
 
-def innermost_failing(pass_, mod, key: str, run, check) -> list[str]:
+def innermost_failing(pass_, mod, key: str, run, check, runs_inside: list | None = None) -> list[str]:
     """The passes within a pass that fails (key `key`: failure_key) on `mod` that fail alike
     when tried alone, outermost first: blame goes to the last. TVM runs passes inside
     others (Relax 0.27: ConvertToDataflow, RemoveUnusedOutputs and ExpandTupleArguments end
@@ -180,7 +180,13 @@ def innermost_failing(pass_, mod, key: str, run, check) -> list[str]:
     a Sequential, whose `passes` are its constituents). Each constituent runs, in order, on
     what the ones before it returned (`run(mod, pass)`; `check(mod)` raises where a module
     is ill-formed); the first that fails alike is descended into, one that fails otherwise
-    ends the search. [] where none does, or the pass runs no others."""
+    ends the search. A pass may also run others inside itself that are no constituents
+    (Relax's pattern-rewrite passes run CanonicalizeBindings: the catalog's
+    `runs_inside_it`): those, `runs_inside`, are tried first, each alone on `mod`, and the
+    first that fails alike is descended into. [] where none does, or the pass runs no others."""
+    inner = _first_failing_alike(runs_inside or [], mod, key, run, check)
+    if inner is not None:
+        return [inner.info.name] + innermost_failing(inner, mod, key, run, check)
     path: list[str] = []
     while True:
         current = mod
@@ -195,6 +201,11 @@ def innermost_failing(pass_, mod, key: str, run, check) -> list[str]:
             current = after
         else:
             return path
+
+
+def _first_failing_alike(passes: list, mod, key: str, run, check):
+    """The first of `passes` that, run alone on `mod`, fails alike (`key`); None if none does."""
+    return next((p for p in passes if _failure_of(p, mod, run, check)[0] == key), None)
 
 
 # --- which exception names are one failure --------------------------------------------------

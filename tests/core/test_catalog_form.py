@@ -7,7 +7,7 @@ import re
 import pytest
 
 from conftest import run_hirfuzz
-from hirfuzz.core.passes import load_catalog
+from hirfuzz.core.passes import load_catalog, parse_sequence
 from hirfuzz.dialects import dialect_info
 from hirfuzz.errors import HirfuzzError
 
@@ -56,6 +56,10 @@ def test_a_passes_list_at_the_top_joins_either_dialects_catalog(catalog_file):
     ('relax:\n  - {name: X, import: "mine_passes:x"}\n', "expected 'relax.passes' to hold a list"),
     ("[]\n", "expected a mapping"),
     ('relax:\n  passes:\n    - {name: X, import: "mine_passes:x", colour: red}\n', "relax.passes[0] (X): unknown key"),
+    ('relax:\n  passes:\n    - {name: X, import: "mine_passes:x", runs_inside_it: CanonicalizeBindings}\n',
+     "relax.passes[0] (X): 'runs_inside_it' is a list of pass names"),
+    ('relax:\n  passes:\n    - {name: X, import: "mine_passes:x", runs_inside_it: [Canonicalise]}\n',
+     "pass 'X': runs_inside_it names 'Canonicalise', which is not another of TVM's passes in the catalog"),
 ])
 def test_a_catalog_that_cannot_serve_the_campaign_is_named_in_one_line(catalog_file, text, message):
     path = catalog_file(text)
@@ -65,3 +69,11 @@ def test_a_catalog_that_cannot_serve_the_campaign_is_named_in_one_line(catalog_f
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().splitlines()[-1].startswith(f"hirfuzz: error: {path}: ")
     assert message in proc.stderr
+
+
+def test_a_pass_that_runs_tvm_passes_inside_it_names_them_in_its_steps(catalog_file):
+    """What the worker tries alone where the pass fails (dialects.base.innermost_failing)."""
+    path = catalog_file('passes:\n  - {name: Mine, import: "mine_passes:mine", runs_inside_it: [CanonicalizeBindings]}\n')
+    catalog = load_catalog([path])
+    assert parse_sequence("Mine", catalog)[0]["runs_inside_it"] == ["CanonicalizeBindings"]
+    assert "runs_inside_it" not in parse_sequence("CanonicalizeBindings", catalog)[0]

@@ -1,19 +1,32 @@
 """One finding per root cause, against real TVM: two programs that show one TVM failure at
 different result sites become one finding once reduced; a pass TVM runs inside another is
 blamed when it fails alike alone."""
+import dataclasses
 import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import tvm
 from tvm import relax
-from tvm.script import ir as I, relax as R
+from tvm.script import ir as I, relax as R, tirx as T
 
 from conftest import run_hirfuzz
+from hirfuzz.campaign.cases import Case
+from hirfuzz.campaign.coordinator import Campaign
+from hirfuzz.campaign.judge import Judge
+from hirfuzz.campaign.reducer import _PREFIXES, _name_passes
+from hirfuzz.campaign.settings import Settings
+from hirfuzz.campaign.titles import title
+from hirfuzz.core.finding import Finding, root_key
+from hirfuzz.core.graph import Graph
+from hirfuzz.core.passes import load_catalog, parse_sequence
+from hirfuzz.dialects import dialect_info, load_dialect
 from hirfuzz.dialects.base import IllFormedAfterPass, failure_key, innermost_failing
 from hirfuzz.dialects.relax.passes import apply_passes
 from hirfuzz.protocol import make_config
+from hirfuzz.worker import run_config
 from test_findings import WRONG_EXP, plant
 
 # exp's reference is off by 0.5 (a planted spec mistake: TVM's exp is then "wrong");
@@ -112,3 +125,101 @@ def test_the_search_descends_through_nested_wrappers_to_the_innermost():
         # another failure than the one searched for: nothing within is blamed for it
         assert innermost_failing(outer, PrivateFunctionByClosure, "ill-formed|something else", run,
                                  relax.analysis.well_formed) == []
+
+
+@I.ir_module
+class MatchCastThroughIf:
+    """A program of a Relax campaign (an hour on TVM 0.27, its finding 0016, reduced by
+    hirfuzz): LegalizeOps makes relu a call_tir of symbolic shape (n2, n2, n6, n3), which
+    TVM 0.27's CanonicalizeBindings (its CanonicalizeTIRVariables) then declares as the
+    static (2, 2, 6, 3) the match_cast of x0 implies, while the PrimFunc's signature still
+    implies the symbolic shape: the module is ill-formed. Every pattern-rewrite pass runs
+    CanonicalizeBindings inside itself (passes.yaml `runs_inside_it`) and fails alike."""
+    @R.function
+    def main(x0: R.Tensor((2, 2, 6, 3), dtype="float64")) -> R.Tensor((2, 2, 6, 3), dtype="float64"):
+        n2 = T.int64()
+        n6 = T.int64()
+        n3 = T.int64()
+        gv: R.Tensor((n2, n2, n6, n3), dtype="float64") = R.match_cast(x0, R.Tensor((n2, n2, n6, n3), dtype="float64"))
+        gv1: R.Shape([n2, n2, n6, n3]) = R.shape_of(gv)
+        gv2: R.Tensor((4,), dtype="int64") = R.shape_to_tensor(gv1)
+        gv3: R.Tensor((), dtype="int64") = R.sum(gv2, axis=None, keepdims=False)
+        gv4: R.Tensor((), dtype="bool") = R.greater_equal(gv3, R.const(4, "int64"))
+        if gv4:
+            gv5: R.Tensor((n2, n2, n6, n3), dtype="float64") = R.nn.relu(gv)
+            gv7: R.Tensor(dtype="float64", ndim=4) = gv5
+        else:
+            gv6: R.Tensor((2, 2, 6, 3), dtype="float64") = R.zeros(R.shape([2, 2, 6, 3]), dtype="float64")
+            gv7: R.Tensor(dtype="float64", ndim=4) = gv6
+        gv8: R.Tensor((2, 2, 6, 3), dtype="float64") = R.match_cast(gv7, R.Tensor((2, 2, 6, 3), dtype="float64"))
+        return gv8
+
+
+@I.ir_module
+class MatmulOfSumWithBroadcast:
+    """ExpandMatmulOfSum (TVM 0.27) splits matmul(a, c0 + c) into matmul(a, c0) + matmul(a, c)
+    although c is broadcast in the sum: matmul(a, c) has no reduction axis to match, and the
+    pass raises. CanonicalizeBindings and EliminateCommonSubexpr, which it runs inside
+    itself, leave the program well-formed: the pass keeps the blame."""
+    @R.function
+    def main(a: R.Tensor((2, 3), dtype="float32"), c: R.Tensor((1,), dtype="float32")) -> R.Tensor((2, 2), dtype="float32"):
+        with R.dataflow():
+            s: R.Tensor((3, 2), dtype="float32") = R.add(R.const(np.ones((3, 2), "float32")), c)
+            m: R.Tensor((2, 2), dtype="float32") = R.matmul(a, s)
+            R.output(m)
+        return m
+
+
+def judged(specs, module, steps: list[dict]) -> Finding:
+    """The finding a campaign's judge makes of `module` failing after `steps` in a worker."""
+    config = {**make_config(passes=steps), "opt_level": 1}
+    reply = run_config(load_dialect("relax"), module, config, [], run=False)
+    case = Case(index=0, graph=Graph(), inputs=[], runnable=False, expected=[], gen_ms=0.0, configs=[config])
+    finding = Judge(specs, {}).classify(case, {**reply, "others": []}).finding
+    _name_passes(finding, steps)  # as the reducer names and keys it
+    finding.extra["root_key"] = root_key(finding.signature, _PREFIXES)
+    return finding
+
+
+def titled(finding: Finding) -> str:
+    return title(dataclasses.asdict(finding), Graph(), dialect_info("relax"))
+
+
+def test_pattern_rewrite_passes_that_fail_as_the_pass_inside_them_are_one_root_cause(specs):
+    catalog = load_catalog()
+    wrappers = ["RemoveRedundantReshape", "AdjustMatmulOrder"]
+    found = {name: judged(specs, MatchCastThroughIf, parse_sequence(f"LegalizeOps,{name}", catalog))
+             for name in wrappers}
+    alone = judged(specs, MatchCastThroughIf, parse_sequence("LegalizeOps,CanonicalizeBindings", catalog))
+    assert alone.extra["innermost_pass"] == "CanonicalizeTIRVariables"
+    for name, finding in found.items():
+        assert finding.extra["blamed_pass"] == name
+        assert finding.extra["inner_passes"] == ["CanonicalizeBindings", "CanonicalizeTIRVariables"]
+        assert finding.extra["root_key"] == alone.extra["root_key"]
+        assert titled(finding) == titled(alone) == "[Bug][Relax] CanonicalizeTIRVariables: leaves an ill-formed module"
+    # before the catalog named what they run inside them: each wrapper its own root cause
+    bare = {name: judged(specs, MatchCastThroughIf, [{"name": "LegalizeOps", "args": {}}, {"name": name, "args": {}}])
+            for name in wrappers}
+    assert all("innermost_pass" not in finding.extra for finding in bare.values())
+    assert len({finding.extra["root_key"] for finding in bare.values()}) == 2
+
+
+def test_a_campaign_files_the_failure_of_the_pass_inside_two_wrappers_once(specs, tmp_path):
+    catalog = load_catalog()
+    first, second = (judged(specs, MatchCastThroughIf, parse_sequence(f"LegalizeOps,{name}", catalog))
+                     for name in ("RemoveRedundantReshape", "AdjustMatmulOrder"))
+    campaign = Campaign(Settings(out=str(tmp_path / "out"), iterations=0), specs, progress=False)
+    first.confirmed = True
+    campaign.tables.file_finding("findings", first, {"repro.py": ""})
+    campaign.tables.record(campaign.maker.make_case(0), second, "log")
+    assert list(campaign.tables.findings) == [first.signature] and first.hits == 2
+    assert not campaign.tables.reductions.pending
+
+
+def test_a_pass_whose_inner_passes_do_not_fail_alike_keeps_the_blame(specs):
+    steps = parse_sequence("ExpandMatmulOfSum", load_catalog())
+    assert steps[0]["runs_inside_it"] == ["CanonicalizeBindings", "EliminateCommonSubexpr"]
+    finding = judged(specs, MatmulOfSumWithBroadcast, steps)
+    assert finding.stage == "passes" and "reduction length" in finding.message
+    assert "innermost_pass" not in finding.extra
+    assert titled(finding).startswith("[Bug][Relax] ExpandMatmulOfSum"), titled(finding)

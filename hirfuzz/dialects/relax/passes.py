@@ -6,12 +6,18 @@ configuration's PassContext.
 """
 from __future__ import annotations
 
+import contextlib
+
 import tvm
 from tvm import relax
 
 from ...breadcrumbs import TRAIL, Stage
 from ...core.passes import user_factory
 from ..base import INNER_PASSES, IllFormedAfterPass, failure_key, innermost_failing
+
+
+# a PassContext opt level at which no pass is skipped (TVM's passes declare 0 to 4)
+EVERY_LEVEL = 4
 
 
 def instantiate_pass(step: dict):
@@ -37,12 +43,12 @@ def apply_passes(mod, config: dict):
             try:
                 mod = _run(before, pass_)
             except Exception as exc:  # the pass raised: the pass within it that raises alike, for titles
-                setattr(exc, INNER_PASSES, _innermost(pass_, before, failure_key(exc, ill_formed=False)))
+                setattr(exc, INNER_PASSES, _innermost(pass_, step, before, failure_key(exc, ill_formed=False)))
                 raise
             try:
                 relax.analysis.well_formed(mod)
             except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding
-                inner = _innermost(pass_, before, failure_key(exc, ill_formed=True))
+                inner = _innermost(pass_, step, before, failure_key(exc, ill_formed=True))
                 raise IllFormedAfterPass(step["name"], exc, inner) from exc
     return mod
 
@@ -52,10 +58,17 @@ def _run(mod, pass_):
     return tvm.transform.Sequential([pass_])(mod)
 
 
-def _innermost(pass_, mod, key: str) -> list[str]:
-    """The passes within `pass_` that fail alike on `mod` (dialects.base.innermost_failing);
-    [] where trying them fails in itself."""
+def _innermost(pass_, step: dict, mod, key: str) -> list[str]:
+    """The passes within `pass_` (the pass of `step`) that fail alike on `mod`
+    (dialects.base.innermost_failing), those it runs inside itself (its catalog entry's
+    `runs_inside_it`) made with their default arguments; [] where trying them fails in itself.
+
+    A pass runs those inside itself whatever the opt level (TVM calls them as functions),
+    while a Sequential skips a pass above its context's level (CanonicalizeBindings' own
+    constituents are at 1): where there are any, the search runs at every level."""
     try:
-        return innermost_failing(pass_, mod, key, _run, relax.analysis.well_formed)
+        inside = [instantiate_pass({"name": name, "args": {}}) for name in step.get("runs_inside_it", [])]
+        with tvm.transform.PassContext(opt_level=EVERY_LEVEL) if inside else contextlib.nullcontext():
+            return innermost_failing(pass_, mod, key, _run, relax.analysis.well_formed, inside)
     except Exception:  # noqa: BLE001 - the search is a refinement; the failure stands without it
         return []

@@ -1,0 +1,110 @@
+"""Findings per root cause of saved Relax campaigns, before and after the pass catalog's
+`runs_inside_it`: each confirmed finding's reduced program is run once more under its
+failing configuration, with its steps as saved (no `runs_inside_it`: before) and as the
+catalog makes them now (after), judged as a campaign judges it, and keyed
+(core.finding.root_key). Needs the TVM the campaigns ran (apache-tvm 0.27).
+
+    python tools/root_causes.py OUT [OUT ...]
+
+Prints, per finding, its root key before and after where they differ, then per campaign
+the findings and the distinct root keys: as saved, before and after. Only a finding that
+failed in a pass (a raise or an ill-formed output) is run again: where a build, a run or a
+worker's death fails, which pass TVM runs inside another plays no part, and its saved
+root key stands (its signature's, where the campaign saved none).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from hirfuzz.campaign.cases import Case  # noqa: E402
+from hirfuzz.campaign.judge import Judge  # noqa: E402
+from hirfuzz.campaign.reducer import _PREFIXES  # noqa: E402
+from hirfuzz.core.calls import call_records  # noqa: E402
+from hirfuzz.core.finding import root_key  # noqa: E402
+from hirfuzz.core.graph import Graph  # noqa: E402
+from hirfuzz.core.passes import load_catalog  # noqa: E402
+from hirfuzz.core.spec import load_specs  # noqa: E402
+from hirfuzz.dialects import load_dialect  # noqa: E402
+from hirfuzz.dialects.base import ILL_FORMED_STAGE  # noqa: E402
+from hirfuzz.worker import execute_case  # noqa: E402
+
+PASS_STAGES = ("passes", ILL_FORMED_STAGE)
+
+
+def saved_key(finding: dict) -> str:
+    """The root key a campaign saved, or its signature's (a death's: the signature itself)."""
+    return (finding["extra"].get("root_key") or root_key(finding["signature"], _PREFIXES)
+            or finding["signature"])
+
+
+def with_catalog_steps(config: dict, catalog) -> dict:
+    """`config` with each step as the catalog makes it now: its `runs_inside_it`."""
+    steps = [{**step, "runs_inside_it": list(catalog.entries[step["name"]].runs_inside_it)}
+             if step["name"] in catalog.entries and catalog.entries[step["name"]].runs_inside_it else step
+             for step in config["passes"]]
+    return {**config, "passes": steps}
+
+
+def rerun_key(case_json: dict, config: dict, specs, dialect, judge: Judge) -> str:
+    """The root key of the reduced program failing under `config` once more ('did not
+    fail' where it passed)."""
+    graph = Graph.from_json(case_json["graph"])
+    request = {"graph": case_json["graph"], "calls": call_records(graph, specs), "configs": [config],
+               "run": False, **(case_json.get("lowering") or {})}
+    reply = execute_case(request, dialect)
+    case = Case(index=case_json["case"], graph=graph, inputs=[], runnable=False, expected=[], gen_ms=0.0,
+                configs=[config])
+    outcome = judge.classify(case, reply)
+    if outcome.finding is None:
+        return "did not fail"
+    return root_key(outcome.finding.signature, _PREFIXES) or outcome.finding.signature
+
+
+def campaign_keys(out: Path, catalog, specs, dialect, judge: Judge) -> list[tuple[str, str, str, str]]:
+    """(finding folder, saved, before, after) root keys of each confirmed finding of `out`."""
+    rows = []
+    for folder in sorted(p for p in (out / "findings").iterdir() if (p / "finding.json").is_file()):
+        finding = json.loads((folder / "finding.json").read_text())
+        saved = saved_key(finding)
+        if finding["kind"] != "crash" or finding["stage"] not in PASS_STAGES:
+            rows.append((folder.name, saved, saved, saved))
+            continue
+        case_json = json.loads((folder / "case.json").read_text())
+        config = case_json["configs"][-1]  # the failing one: isolation put it last
+        before = rerun_key(case_json, config, specs, dialect, judge)
+        after = rerun_key(case_json, with_catalog_steps(config, catalog), specs, dialect, judge)
+        rows.append((folder.name, saved, before, after))
+    return rows
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__.strip().splitlines()[6].strip(), file=sys.stderr)
+        return 2
+    outs = [Path(a) for a in argv]
+    for out in outs:
+        if not (out / "findings").is_dir():
+            print(f"root_causes: error: {out}: no findings/ folder (not a campaign's --out)", file=sys.stderr)
+            return 2
+    catalog, specs, dialect = load_catalog(), load_specs(), load_dialect("relax")
+    judge = Judge(specs, {})
+    table = []
+    for out in outs:
+        rows = campaign_keys(out, catalog, specs, dialect, judge)
+        for name, saved, before, after in rows:
+            if before != after or saved != before:
+                print(f"{out.name}/{name}\n  saved  {saved[:140]}\n  before {before[:140]}\n  after  {after[:140]}")
+        table.append((out.name, len(rows), *(len({row[i] for row in rows}) for i in (1, 2, 3))))
+    print(f"\n{'campaign':<20} {'findings':>8} {'saved':>6} {'before':>6} {'after':>6}   (distinct root keys)")
+    for name, findings, saved, before, after in table:
+        print(f"{name:<20} {findings:>8} {saved:>6} {before:>6} {after:>6}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
