@@ -11,11 +11,13 @@ import pytest
 from conftest import run_hirfuzz
 from hirfuzz.campaign.cases import CaseMaker
 from hirfuzz.campaign.coordinator import Settings
+from hirfuzz.campaign.followups import FollowUps
 from hirfuzz.campaign.judge import Judge, Status
+from hirfuzz.campaign.outcome import Outcome
 from hirfuzz.campaign.oracles import ORACLE_FIELD, Oracle
 from hirfuzz.core.passes import load_catalog, parse_sequence
 from hirfuzz.dialects import dialect_info, load_dialect
-from hirfuzz.protocol import CHECK_ONLY
+from hirfuzz.protocol import CHECK_ONLY, encode_array
 from hirfuzz.worker import execute_case
 
 # case 0 of seed 1 on these settings lowers add, exp and multiply with a private function,
@@ -48,6 +50,20 @@ def test_check_only_sequences_come_last_from_a_stream_of_their_own():
     catalog = load_catalog(builtin=dialect_info("relax").catalog)
     pinned = maker(**SMALL, pass_checks=3, pass_seq=parse_sequence("FoldConstant", catalog)).make_case(0)
     assert not any(c.get(CHECK_ONLY) for c in pinned.configs)  # a pinned sequence is all a campaign runs
+
+
+def test_a_follow_up_mutant_leaves_its_original_s_check_only_sequences_out():
+    # nothing of theirs was built for the original, nor would be for the mutant: a follow-up
+    # runs the original's baseline and built sequence, then the mutant's
+    made = maker(**{**SMALL, "mutations": 0}, pass_checks=2, followups=1)
+    case = made.make_case(0)
+    case.new_coverage = 1
+    reply = {"status": "ok", "outputs": [encode_array(f.value) for f in case.expected]}
+    answer = {**reply, "others": [dict(reply) for _ in case.configs[1:]]}
+    original = FollowUps(made).interesting(case, answer, Outcome(Status.OK))
+    followup = FollowUps(made).followup(original, 0)
+    assert followup.configs[:2] == case.configs[:2] and not any(c.get(CHECK_ONLY) for c in followup.configs)
+    assert sorted(followup.given) == [0, 1]
 
 
 def test_a_check_only_sequence_runs_its_passes_is_never_built_and_its_crash_is_a_pass_order_finding(specs):
