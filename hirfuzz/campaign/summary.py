@@ -87,9 +87,9 @@ def summary(view: CampaignView) -> dict:
 
 
 def _pass_checks(view: CampaignView) -> dict:
-    """The check-only pass sequences (--pass-checks): per case, those run and the seconds
-    their passes took (in stage_totals_s's "passes" too), and the confirmed findings one of
-    them showed first (finding.json's extra.config is check-only)."""
+    """The check-only pass sequences (--pass-checks): per case, those run, the seconds the
+    passes of those that passed took (in stage_totals_s's "passes" too), and the confirmed
+    findings one of them showed first (finding.json's extra.config is check-only)."""
     c = view.tallies.counters
     with view.tables.lock:
         found = sum(1 for f in view.tables.by_folder["findings"].values()

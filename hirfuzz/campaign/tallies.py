@@ -7,8 +7,8 @@ from dataclasses import dataclass, field, fields
 
 from ..core.plan import LoweringPlan
 from ..core.targets import target_kind
-from .cases import Case
 from ..protocol import CHECK_ONLY
+from .cases import Case
 from .oracles import Oracle, oracle_of
 from .outcome import Outcome, Status
 from .timings import add_totals
@@ -47,7 +47,7 @@ class Counters:
     builds_saved_across_cases: int = 0  # of which an earlier case's
     builds_saved_reducing: int = 0  # by the reducer's trial runs (not in builds_saved)
     pass_checks: int = 0      # check-only pass sequences a worker ran (--pass-checks; protocol.CHECK_ONLY)
-    pass_checks_s: float = 0.0  # the seconds their passes took
+    pass_checks_s: float = 0.0  # the seconds the passes of those that passed took (a failure's are not timed)
     # target -> how far its baseline configuration got, case by case: "compared" (ran and
     # met the reference), "ran", "built" (not run: its inputs may trap), "error:<stage>"
     # (whatever the oracle made of it), "skipped"; what `--target llvm,cuda` asks of CUDA
