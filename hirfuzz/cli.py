@@ -141,6 +141,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="follow-up cases made from each interesting case (new coverage, a finding, a near miss): "
                         "N rewrites of it by the structure-building mutators, run through its pass sequence on "
                         f"its own inputs and reference (default {DEFAULT_FOLLOWUPS}: none)")
+    p.add_argument("--pass-checks", type=_count, default=UNSET, metavar="N",
+                   help="extra pass sequences drawn per case that are only run, each pass's output checked for "
+                        "well-formedness, and never built: a pass that raises or leaves an ill-formed module is "
+                        f"found at a hundredth of a build's cost ({_per_ir('pass_checks')})")
     p.add_argument("--max-passes", type=_positive_int, metavar="N",
                    help=f"passes a drawn pass sequence holds at most ({_per_ir('max_passes')})")
     p.add_argument("--no-coverage", action="store_true",
@@ -299,6 +303,7 @@ def run(argv=None) -> int:
                         executors=[info.baseline] + [e for e in chosen if e != info.baseline],
                         dialect=args.dialect, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
                         pass_files=[str(Path(f).resolve()) for f in args.passes],
+                        pass_checks=_given(args.pass_checks, defaults.pass_checks),
                         features=not args.no_features,
                         mutations=max(0, defaults.mutations if args.mutations is None else args.mutations),
                         followups=max(0, args.followup_mutants),

@@ -28,6 +28,14 @@ STAGES = ("lower", "well_formed", "passes", "ill_formed_after_pass", "build", "r
 GIVEN_CONFIGS = "given"
 GIVEN_STATUS = "given"
 
+# a configuration's field (true or absent) marking it check-only: the worker runs its passes,
+# each output checked for well-formedness as always, and answers "ok" with no outputs; it
+# never builds, loads or runs it (worker.run_config). The pass-order oracle's extra drawn
+# sequences (--pass-checks): a pass that raises or leaves an ill-formed module is found
+# without a build, which costs about a hundred times the passes; an "ok" is compared with
+# nothing (judge.Judge.classify)
+CHECK_ONLY = "check_only"
+
 
 def encode_array(a: np.ndarray) -> str:
     buf = io.BytesIO()

@@ -20,7 +20,7 @@ CACHE_ENV = "HIRFUZZ_BUILD_CACHE"
 CACHE_SIZE = 8
 # configuration keys that do not reach the build: the passes ran before it, which module
 # a configuration takes is in the module itself, and its oracle judges what it built
-NOT_BUILD_SETTINGS = ("passes", "module", "plain", "oracle")
+NOT_BUILD_SETTINGS = ("passes", "module", "plain", "oracle", "check_only")
 
 
 class BuildCache:
@@ -290,10 +290,11 @@ def _traits(request: dict) -> dict:
 def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "BuildCache | None" = None) -> dict:
     """Passes, build (or a reused build: `BuildCache`), load and run under one configuration.
     "timings" keeps its meaning ("build": passes, build and load; "run"); "stages" has
-    each on its own."""
+    each on its own. A check-only configuration (protocol.CHECK_ONLY) stops after its
+    passes: "ok" with no outputs, its time under "passes" alone."""
     from .breadcrumbs import TRAIL, Stage
     from .dialects.base import ILL_FORMED_STAGE, INNER_PASSES, ExecutorCannotTake, IllFormedAfterPass
-    from .protocol import encode_array, error_reply
+    from .protocol import CHECK_ONLY, encode_array, error_reply
     timings, stages, extra = {}, {}, {}
     stage = "passes"
     t_start = t0 = time.perf_counter()
@@ -301,6 +302,9 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
         TRAIL.at(Stage.PASSES)  # making the sequence's passes (a user's factory may kill it)
         mod = dialect.apply_passes(mod, config)  # its breadcrumbs name each pass
         stages["passes"] = _lap(t0)
+        if config.get(CHECK_ONLY):
+            timings["passes"] = stages["passes"]
+            return {"status": "ok", "outputs": [], "timings": timings, "stages": stages}
         stage = "build"
         TRAIL.at(Stage.BUILD)
         t0 = time.perf_counter()

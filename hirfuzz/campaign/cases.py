@@ -91,6 +91,7 @@ class Stream(IntEnum):
     MUTATION = 4    # the mutators a worker applies
     DIRECTION = 5   # whether a pass-directed campaign's case is directed (campaign.probe)
     GRAPH = 6       # its graph (and a disruptive case's violation)
+    PASS_CHECKS = 7  # its check-only pass sequences (--pass-checks)
 
 
 class CaseMaker:
@@ -239,11 +240,13 @@ class CaseMaker:
         """Baseline first (the VM on the first target), then a pass sequence, then the other
         executors and targets, then what is derived from those (the mutant, plainly built and
         after the drawn pass sequence): the matrix one case goes through, each oracle adding
-        its own (oracles.ORACLES, in order)."""
+        its own (oracles.ORACLES, in order). Last, the check-only pass sequences (--pass-checks):
+        after every built configuration, so that none of those moves or is derived from them."""
         rng = self.case_rng(index, Stream.CONFIGS)
         configs = [config for oracle in ORACLES.values() for config in oracle.case_configs(self, rng, lowering)]
+        checks = ORACLES[Oracle.PASS_ORDER].check_configs(self, self.case_rng(index, Stream.PASS_CHECKS))
         return configs + [config for oracle in ORACLES.values()
-                          for config in oracle.derived_configs(self, configs, lowering)]
+                          for config in oracle.derived_configs(self, configs, lowering)] + checks
 
     def config(self, executor: str, target, oracle: Oracle, **kw) -> dict:
         """A configuration of the campaign's dialect, naming the oracle that judges it."""

@@ -51,7 +51,7 @@ from enum import IntEnum
 from typing import TYPE_CHECKING
 
 from ..core.oracle import Approximation, TargetTolerance, compare_tensor, judged_facts
-from ..protocol import GIVEN_CONFIGS, GIVEN_STATUS, decode_array
+from ..protocol import CHECK_ONLY, GIVEN_CONFIGS, GIVEN_STATUS, decode_array
 from .cases import Case, Stream
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
 from .outcome import Outcome, Status
@@ -214,8 +214,9 @@ class FollowUps:
         lowering["mutation"] = {"seed": [self.maker.s.seed, index, int(Stream.MUTATION)],
                                 "count": FOLLOWUP_REWRITES, "structural": True, "of_case": case.index}
         # positions in original.passed: the baseline, and the pass sequences of the original's module
+        # (not its check-only sequences: nothing of theirs was built, nor would be of the mutant's)
         kept = [0] + [i for i, config in enumerate(original.passed) if i and not config.get("module")
-                      and config.get(ORACLE_FIELD) == Oracle.PASS_ORDER.value]
+                      and config.get(ORACLE_FIELD) == Oracle.PASS_ORDER.value and not config.get(CHECK_ONLY)]
         originals = [original.passed[i] for i in kept]
         configs = originals + ORACLES[Oracle.MUTATION].derived_configs(self.maker, originals, lowering)
         # shared by the original's follow-ups, not copied: what a waiting follow-up holds stays small

@@ -13,7 +13,7 @@ from typing import Callable
 from ..core.finding import Finding, crash_signature, death_signature, error_line, ill_formed_signature
 from ..dialects.base import ILL_FORMED_STAGE
 from ..core.oracle import Approximation, TargetTolerance, compare_results
-from ..protocol import decode_array
+from ..protocol import CHECK_ONLY, decode_array
 from .cases import Case
 from .oracles import ORACLES, Oracle, oracle_of
 from .outcome import Outcome, Status
@@ -62,6 +62,8 @@ class Judge:
         for config, other in zip(case.configs[1:], answer.get("others", [])):
             if other["status"] == "skipped":  # the mutator failed (hirfuzz's own bug), or the
                 continue                      # executor cannot take the program by design
+            if config.get(CHECK_ONLY) and other["status"] != "error":
+                continue  # its passes ran and left a well-formed module: nothing was built to compare
             outcome = self._judge_config(case, other, config, oracle_of(config), cramped)
             if outcome.finding is not None and config.get("module"):
                 # a mutant's: the rewrites named, and every configuration before it (the

@@ -530,6 +530,14 @@ def _out_of_memory(memory: dict | None) -> str:
             "not findings, a larger limit runs them")
 
 
+def _pass_checks_line(checks: dict | None) -> list[str]:
+    """The check-only pass sequences' line (--pass-checks), where there were any."""
+    if not checks or not checks.get("run"):
+        return []
+    return [f"- check-only pass sequences (not built): {checks['run']} run ({checks['per_case']} per case) in "
+            f"{checks['seconds']:.0f} s; {checks['findings']} confirmed finding(s) first shown by one"]
+
+
 def campaign_report(out: Path, summary: dict) -> str:
     rows = _stats(out)
     lines = [
@@ -543,6 +551,7 @@ def campaign_report(out: Path, summary: dict) -> str:
            f"{summary['compared']} compared with the reference" + _fully(summary)),
         f"- hirfuzz's own share of wall time: {100 * summary['overhead_share']:.1f}%; "
         f"worker restarts {summary['worker_restarts']}" + _out_of_memory(summary.get("out_of_memory")),
+        *_pass_checks_line(summary.get("pass_checks")),
         "",
     ] + _new_in_build_section(out, summary["findings"]) + _regressions_section(out, summary["findings"]) + \
         _disruptive_section(summary.get("disruptive")) + _domain_section(summary.get("domain_unmet")) + \

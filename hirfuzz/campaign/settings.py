@@ -23,6 +23,9 @@ class DialectDefaults:
     reduce_trials: int | None = None
     reduce_seconds: float | None = None
     reduce_share: float | None = None
+    # extra pass sequences drawn per case that are only run and checked, never built
+    # (--pass-checks; the pass-order oracle's check-only configurations)
+    pass_checks: int = 0
 
 
 DIALECT_DEFAULTS = {
@@ -67,6 +70,7 @@ class Settings:
     pass_fuzz: bool = True                 # also build each case after a drawn pass sequence
     pass_seq: list[dict] | None = None     # a pinned sequence (--pass-seq), instead of drawing
     pass_files: list[str] = field(default_factory=list)
+    pass_checks: int = 0                   # extra drawn sequences per case, passes checked, never built
     features: bool = True                  # lower with functions, closures and Relax features
     mutations: int = DEFAULT_MUTATIONS     # mutators applied to make each case's mutant (0: none)
     followups: int = DEFAULT_FOLLOWUPS     # follow-up mutant cases per interesting case (campaign.followups)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..core.finding import Finding
 from ..core.violations import CLASSES
+from ..protocol import CHECK_ONLY
 from .reduction_steps import step_totals
 
 if TYPE_CHECKING:
@@ -81,7 +82,20 @@ def summary(view: CampaignView) -> dict:
         "followups": view.followups,
         "hirfuzz_bugs": [finding_row(f) for f in view.tables.own_bugs.values()],
         "probe": _probe_summary(view),
+        "pass_checks": _pass_checks(view),
     }
+
+
+def _pass_checks(view: CampaignView) -> dict:
+    """The check-only pass sequences (--pass-checks): per case, those run, the seconds the
+    passes of those that passed took (in stage_totals_s's "passes" too), and the confirmed
+    findings one of them showed first (finding.json's extra.config is check-only)."""
+    c = view.tallies.counters
+    with view.tables.lock:
+        found = sum(1 for f in view.tables.by_folder["findings"].values()
+                    if (f.extra.get("config") or {}).get(CHECK_ONLY))
+    return {"per_case": view.settings.pass_checks, "run": c.pass_checks, "seconds": round(c.pass_checks_s, 3),
+            "findings": found}
 
 
 def _avoided_constructs(view: CampaignView) -> dict:

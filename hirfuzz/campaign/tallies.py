@@ -7,6 +7,7 @@ from dataclasses import dataclass, field, fields
 
 from ..core.plan import LoweringPlan
 from ..core.targets import target_kind
+from ..protocol import CHECK_ONLY
 from .cases import Case
 from .oracles import Oracle, oracle_of
 from .outcome import Outcome, Status
@@ -45,6 +46,8 @@ class Counters:
     builds_saved: int = 0     # builds a worker reused instead of building again (worker.BuildCache)
     builds_saved_across_cases: int = 0  # of which an earlier case's
     builds_saved_reducing: int = 0  # by the reducer's trial runs (not in builds_saved)
+    pass_checks: int = 0      # check-only pass sequences a worker ran (--pass-checks; protocol.CHECK_ONLY)
+    pass_checks_s: float = 0.0  # the seconds the passes of those that passed took (a failure's are not timed)
     # target -> how far its baseline configuration got, case by case: "compared" (ran and
     # met the reference), "ran", "built" (not run: its inputs may trap), "error:<stage>"
     # (whatever the oracle made of it), "skipped"; what `--target llvm,cuda` asks of CUDA
@@ -120,6 +123,9 @@ class Tallies:
         for config, reply in zip(case.configs, [answer] + answer.get("others", [])):
             if reply.get("status") == "skipped" and reply.get("reason"):
                 c.skipped[config["name"]] = c.skipped.get(config["name"], 0) + 1
+            if config.get(CHECK_ONLY) and reply.get("status") in ("ok", "error"):
+                c.pass_checks += 1
+                c.pass_checks_s += (reply.get("stages") or {}).get("passes", 0.0)
             if config is case.configs[0] or oracle_of(config) is Oracle.TARGET:
                 row = c.targets.setdefault(target_kind(config["target"]), {})
                 got = target_progress(case, reply)

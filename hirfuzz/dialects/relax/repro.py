@@ -17,7 +17,7 @@ import numpy as np
 from ...core.finding import Finding
 from ...core.graph import Graph, Ref
 from ...core.targets import target_label
-from ...protocol import REPRO_MARK as MARK
+from ...protocol import CHECK_ONLY, REPRO_MARK as MARK
 from ..base import ReproducerWriter
 from . import TARGET_DEFAULT_PIPELINE
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, CallInput, Reach, ViolatingCall, array_code, arity_line,
@@ -262,6 +262,8 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
     lines += _pass_lines({**config, "passes": steps})
     if blamed is not None:
         lines += ["    relax.analysis.well_formed(mod)  # raises: the pass left an ill-formed module"]
+        return "\n".join(lines) + "\n"
+    if config.get(CHECK_ONLY):  # a check-only sequence's failure: its passes raise, nothing was built
         return "\n".join(lines) + "\n"
     if _LOCAL_FUNCTION.search(text):  # TVM requires LambdaLift before building local functions
         lines.append("    mod = relax.transform.LambdaLift()(mod)")

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...core.finding import Finding
 from ...core.graph import Graph
-from ...protocol import REPRO_MARK as MARK
+from ...protocol import CHECK_ONLY, REPRO_MARK as MARK
 from ..base import ReproducerWriter
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, Reach, ViolatingCall, array_code, arity_line, call_text,
                           device_expression, target_code,
@@ -210,7 +210,7 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
     run = run and finding.stage not in BEFORE_RUN  # it fails before running: no inputs to show
     steps = steps_to_show(finding, config.get("passes", []))
     blamed = finding.extra.get("blamed_pass")
-    runs = blamed is None
+    runs = blamed is None and not config.get(CHECK_ONLY)
     checks = check_lines(finding, expected) if run and runs else []
     lines = ["import numpy as np", "import tvm", "from tvm import relay",
              *(["from tvm.contrib import graph_executor"] if config["kind"] == "build" and run and runs else []),
@@ -230,8 +230,10 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
         lines.append("mod = tvm.relay.parse(TEXT)")
     lines.append("mod = relay.transform.InferType()(mod)")
     lines += _pass_lines(steps, config["opt_level"])
-    if not runs:
+    if blamed is not None:
         return "\n".join(lines + ["check_well_formed(mod)  # raises: the pass left an ill-formed module"]) + "\n"
+    if not runs:  # a check-only sequence's failure: its passes raise, nothing was built
+        return "\n".join(lines) + "\n"
     lines += _run_lines(config, inputs, run)
     if checks:
         lines += ["outputs = flatten(result)", *checks]
