@@ -27,7 +27,10 @@ def plant(tmp_path, text):
 
 def campaign(tmp_path, specs, n=2, ops=2):
     out = tmp_path / "out"
-    proc = run_hirfuzz("--specs", specs, "--iterations", n, "--ops", ops, "--out", out, "--no-progress")
+    # --versions none: no version triage under the other Relax releases a machine may have set
+    # up (tests/relax/test_versions.py guards it); each confirmed finding cost some 25 s more
+    proc = run_hirfuzz("--specs", specs, "--iterations", n, "--ops", ops, "--out", out, "--no-progress",
+                       "--versions", "none")
     assert proc.returncode == 0, proc.stderr
     return out, json.loads((out / "summary.json").read_text())
 

@@ -76,20 +76,30 @@ def test_the_tvm_that_is_wrong_is_named_and_its_finding_replays_in_that_tvm(tmp_
     assert replayed.returncode == 1 and "1 still reproduce" in replayed.stdout, replayed.stdout
 
 
-def test_a_wrong_first_ir_notes_that_the_other_tvm_is_right(tmp_path):
-    out, s = planted_campaign(tmp_path, "np.negative(a)", "abs", "negative")
+@pytest.fixture(scope="module")
+def wrong_relay(tmp_path_factory) -> tuple[Path, dict]:
+    """One campaign where Relay takes the absolute value and Relax and the reference negate,
+    read by the two tests after it (one cross-IR campaign is about a minute on 2 cores)."""
+    return planted_campaign(tmp_path_factory.mktemp("wrong-relay"), "np.negative(a)", "abs", "negative")
+
+
+# the two tests read one campaign: one xdist worker runs both (`--dist loadgroup`)
+@pytest.mark.xdist_group("relay-cross-wrong-relay")
+def test_a_wrong_first_ir_notes_that_the_other_tvm_is_right(wrong_relay):
+    out, s = wrong_relay
     assert len(s["findings"]) == 1 and s["findings"][0]["oracle"] == "reference", s["findings"]
     finding = json.loads((out / s["findings"][0]["path"] / "finding.json").read_text())
     assert finding["confirmed"] and "tvm.relay.parse(TEXT" in (out / finding["path"] / "repro.py").read_text()
     assert finding["extra"]["cross_ir"].startswith("Relax on TVM 0.27") and "agrees" in finding["extra"]["cross_ir"]
 
 
-def test_a_relay_finding_says_what_each_relax_release_makes_of_its_counterpart(tmp_path):
+@pytest.mark.xdist_group("relay-cross-wrong-relay")
+def test_a_relay_finding_says_what_each_relax_release_makes_of_its_counterpart(wrong_relay):
     """A confirmed Relay finding's reduced program is also written in Relax and run under
     each Relax release at hand (here this Python's): Relax spells the op right, so the
     counterpart agrees; the script is kept beside repro.py and runs alone."""
     import tvm
-    out, s = planted_campaign(tmp_path, "np.negative(a)", "abs", "negative")
+    out, s = wrong_relay
     [row] = s["findings"]
     folder = out / row["path"]
     counterpart = json.loads((folder / "finding.json").read_text())["extra"]["counterpart"]
