@@ -162,10 +162,14 @@ def split(x, indices_or_sections, axis):
 
 @helper
 def divide(a, b):
-    """Relax `divide`: true division for floats, truncation towards zero for integers."""
+    """Relax `divide`: true division for floats, truncation towards zero for integers. In
+    the inputs' own dtype: through int64, a uint64 at or above 2**63 turned negative (an
+    H100 campaign's false alarm on bitwise_not then divide)."""
     if a.dtype.kind in "iu":
-        q = np.abs(a.astype(np.int64)) // np.abs(b.astype(np.int64))
-        return np.where((a < 0) != (b < 0), -q, q)
+        floor = np.floor_divide(a, b)
+        # floor and truncation differ only where the division is inexact and its signs differ
+        inexact_negative = (np.remainder(a, b) != 0) & ((a < 0) != (b < 0))
+        return np.where(inexact_negative, floor + np.ones_like(floor), floor)
     return np.divide(a, b)
 
 
