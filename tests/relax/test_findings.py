@@ -198,7 +198,9 @@ def test_the_generator_avoids_an_op_whose_domain_no_input_meets_and_counts_it_wh
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((forced / "summary.json").read_text())
     assert summary["domain_unmet"] == {"log": 3} and summary["compared_fully"] == 0
-    assert summary["findings"] == []
+    # its results were never compared: no wrong result (a drawn pass sequence may still meet a
+    # TVM bug of its own: TopologicalSort's "Var n6 is not defined" through a check-only one)
+    assert [f for f in summary["findings"] if f["kind"] == "wrong-result"] == []
     report = (forced / "report.md").read_text()
     assert "0 with every result" in report and "| log | " in report
 
