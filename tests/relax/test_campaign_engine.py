@@ -55,8 +55,10 @@ def start_hirfuzz(args, env):
 def test_dying_workers_are_recorded_and_the_campaign_goes_on(tmp_path):
     out = tmp_path / "out"
     env = {"HIRFUZZ_TEST_CRASH": "1:segfault,3:abort,5:hang,7:oom"}
+    # a 20-s limit: the out-of-memory case runs on a worker just restarted after the hang, and
+    # on a loaded machine its start and 2 GB of allocation took past 10 s (a timeout, not the bound)
     proc = run_hirfuzz("--specs", small_specs(tmp_path), "--iterations", 10, "--ops", 3, "--out", out,
-                       "--jobs", 2, "--timeout", 10, "--max-memory", 2048, "--no-verify", "--no-reduce",
+                       "--jobs", 2, "--timeout", 20, "--max-memory", 2048, "--no-verify", "--no-reduce",
                        "--no-progress", *PLAIN, env=env)
     assert proc.returncode == 0, proc.stderr
     s = summary_of(out)
