@@ -145,6 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="extra pass sequences drawn per case that are only run, each pass's output checked for "
                         "well-formedness, and never built: a pass that raises or leaves an ill-formed module is "
                         f"found at a hundredth of a build's cost ({_per_ir('pass_checks')})")
+    p.add_argument("--check-cases", type=_count, default=UNSET, metavar="K",
+                   help="after each built case, K cases whose graphs are only lowered and run through their "
+                        "pass sequences, each output checked, never built: about a twentieth of a built case's "
+                        f"time ({_per_ir('check_cases')})")
     p.add_argument("--max-passes", type=_positive_int, metavar="N",
                    help=f"passes a drawn pass sequence holds at most ({_per_ir('max_passes')})")
     p.add_argument("--no-coverage", action="store_true",
@@ -304,6 +308,7 @@ def run(argv=None) -> int:
                         dialect=args.dialect, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
                         pass_files=[str(Path(f).resolve()) for f in args.passes],
                         pass_checks=_given(args.pass_checks, defaults.pass_checks),
+                        check_cases=_given(args.check_cases, defaults.check_cases),
                         features=not args.no_features,
                         mutations=max(0, defaults.mutations if args.mutations is None else args.mutations),
                         followups=max(0, args.followup_mutants),

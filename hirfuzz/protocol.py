@@ -37,6 +37,13 @@ GIVEN_STATUS = "given"
 CHECK_ONLY = "check_only"
 
 
+def lowered_only(config: dict) -> dict:
+    """`config` check-only and with no pass: the worker lowers the program and checks it is
+    well-formed, nothing more. The baseline of a check-only case (campaign.cases), and of a
+    check-only sequence's reduction trials, whose failure needs no build to show."""
+    return {**config, "passes": [], CHECK_ONLY: True}
+
+
 def encode_array(a: np.ndarray) -> str:
     buf = io.BytesIO()
     np.save(buf, np.asarray(a), allow_pickle=False)  # (ascontiguousarray would make rank 0 rank 1)

@@ -33,7 +33,7 @@ from ..core.plan import Knobs, LoweringPlan, plan_lowering
 from ..core.targets import load_target_limits, resolve_target, target_kinds
 from ..core.violations import draw_inputs as draw_violation_inputs, generate_violation, violation_plan
 from ..errors import HirfuzzError
-from ..protocol import encode_array, make_config
+from ..protocol import CHECK_ONLY, encode_array, lowered_only, make_config
 from .avoidance import AvoidanceSchedule
 from .coverage_ledger import CoverageLedger
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
@@ -241,12 +241,31 @@ class CaseMaker:
         executors and targets, then what is derived from those (the mutant, plainly built and
         after the drawn pass sequence): the matrix one case goes through, each oracle adding
         its own (oracles.ORACLES, in order). Last, the check-only pass sequences (--pass-checks):
-        after every built configuration, so that none of those moves or is derived from them."""
+        after every built configuration, so that none of those moves or is derived from them.
+        A check-only case (check_only) keeps its baseline lowered only and its sequences
+        check-only, and nothing else."""
         rng = self.case_rng(index, Stream.CONFIGS)
         configs = [config for oracle in ORACLES.values() for config in oracle.case_configs(self, rng, lowering)]
         checks = ORACLES[Oracle.PASS_ORDER].check_configs(self, self.case_rng(index, Stream.PASS_CHECKS))
+        if self.check_only(index):
+            # drawn as a built case draws them, then each pass sequence only checked
+            sequences = [{**config, CHECK_ONLY: True} for config in configs[1:]
+                         if config.get(ORACLE_FIELD) == Oracle.PASS_ORDER.value]
+            return [lowered_only(configs[0]), *sequences, *checks]
         return configs + [config for oracle in ORACLES.values()
                           for config in oracle.derived_configs(self, configs, lowering)] + checks
+
+    def check_only(self, index: int) -> bool:
+        """Whether case `index` is check-only (--check-cases K: the K cases after each built
+        one): lowered and checked well-formed, then only passed through its pass sequences,
+        each output checked; never built. Most of what a campaign finds fails in a pass or
+        leaves an ill-formed module, and passes cost about a hundredth of a build, so more
+        graphs through passes meet more root causes an hour than the same time building.
+        Strict campaigns of one IR with drawn sequences only: a pinned sequence is a pass
+        developer's question about results, and a cross-IR case compares results."""
+        k = self.s.check_cases
+        return (k > 0 and index % (k + 1) != 0 and self.s.mode == "strict" and self.s.cross_dialect is None
+                and self.s.pass_seq is None and self.s.pass_fuzz)
 
     def config(self, executor: str, target, oracle: Oracle, **kw) -> dict:
         """A configuration of the campaign's dialect, naming the oracle that judges it."""

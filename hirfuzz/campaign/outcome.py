@@ -13,6 +13,7 @@ class Status(Enum):
     OK = "ok"              # ran, and its results agree with the reference
     RAN = "ran"            # ran; no result was stable enough to compare
     BUILT = "built"        # built, not run: every input draw may trap
+    CHECKED = "checked"    # a check-only case (campaign.cases): well-formed, its passes checked, never built
     MISMATCH = "mismatch"  # ran, and a result differs
     ERROR = "error"        # failed at a stage (Outcome.stage)
     # its worker died (sandbox.Death.reason)

@@ -39,7 +39,7 @@ from ..protocol import decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
 from .reduction_budget import FindingBudget, ReductionShare
 from .reduction_host import ReductionHost
-from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats
+from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats, configs_under
 from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
 from .triage import classify_finding
 from .verify import ReproOutcome
@@ -627,5 +627,4 @@ class Reduction:
         config = first.extra.get("config")
         if first.stage == "worker" or config is None:
             return self.variant(original, configs=isolated.configs)
-        configs = [original.configs[0], config] if definition(first.oracle).against_baseline else [config]
-        return self.variant(original, configs=configs)
+        return self.variant(original, configs=configs_under(original.configs[0], config, first))

@@ -31,6 +31,7 @@ from ..core.finding import Finding
 from ..core.passes import minimise_sequence
 from ..core.plan import LoweringPlan
 from ..core.reduce import reduce_graph
+from ..protocol import CHECK_ONLY, lowered_only
 from .oracles import ORACLES, Oracle, definition
 
 if TYPE_CHECKING:
@@ -94,8 +95,16 @@ class Step(ABC):
 def _under(reduction: "Reduction", case: "Case", config: dict, finding: Finding) -> "Case":
     """The case under the failing configuration alone, after the baseline where the
     finding's oracle judges against the baseline's run (a reproducer then builds both)."""
-    configs = [case.configs[0], config] if definition(finding.oracle).against_baseline else [config]
-    return reduction.variant(case, configs=configs)
+    return reduction.variant(case, configs=configs_under(case.configs[0], config, finding))
+
+
+def configs_under(baseline: dict, config: dict, finding: Finding) -> list[dict]:
+    """The failing configuration `config`, after `baseline` where the finding's oracle judges
+    against the baseline: only lowered (protocol.lowered_only) where `config` is check-only,
+    whose failure is in its passes, so that no trial builds what nothing compares with."""
+    if not definition(finding.oracle).against_baseline:
+        return [config]
+    return [lowered_only(baseline) if config.get(CHECK_ONLY) else baseline, config]
 
 
 # --- isolating: what the failure is keyed on (a pass-order wrong result, on its minimal sequence) ---
@@ -159,7 +168,8 @@ class DropPasses(Step):
     name = "drop_passes"
 
     def applies(self, reduction, state):
-        return _failing_passes(state)
+        # a check-only sequence's failure is in its passes: with none, nothing would run
+        return _failing_passes(state) and not state.case.configs[-1].get(CHECK_ONLY)
 
     def run(self, reduction, state):
         case, finding = state.case, state.finding

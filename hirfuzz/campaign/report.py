@@ -530,6 +530,12 @@ def _out_of_memory(memory: dict | None) -> str:
             "not findings, a larger limit runs them")
 
 
+def checked_only(data: dict) -> str:
+    """The check-only cases (--check-cases), among those well-formed and not built."""
+    n = data.get("checked_only")
+    return f"; {n} check-only, never built" if n else ""
+
+
 def _pass_checks_line(checks: dict | None) -> list[str]:
     """The check-only pass sequences' line (--pass-checks), where there were any."""
     if not checks or not checks.get("run"):
@@ -548,7 +554,7 @@ def campaign_report(out: Path, summary: dict) -> str:
         f"- {summary['cases']} cases in {summary['elapsed_s']:.0f} s "
         f"({summary['cases'] / max(summary['elapsed_s'], 1e-9):.2f} cases/s, {summary.get('jobs', 1)} workers)"
         + ("" if summary.get("disruptive") else f"; {summary['valid']} well-formed, {summary['built']} built, "
-           f"{summary['compared']} compared with the reference" + _fully(summary)),
+           f"{summary['compared']} compared with the reference" + _fully(summary) + checked_only(summary)),
         f"- hirfuzz's own share of wall time: {100 * summary['overhead_share']:.1f}%; "
         f"worker restarts {summary['worker_restarts']}" + _out_of_memory(summary.get("out_of_memory")),
         *_pass_checks_line(summary.get("pass_checks")),

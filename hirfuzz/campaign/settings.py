@@ -26,6 +26,9 @@ class DialectDefaults:
     # extra pass sequences drawn per case that are only run and checked, never built
     # (--pass-checks; the pass-order oracle's check-only configurations)
     pass_checks: int = 0
+    # cases made after each built case that are only lowered and passed through check-only
+    # sequences, never built (--check-cases)
+    check_cases: int = 0
 
 
 DIALECT_DEFAULTS = {
@@ -73,6 +76,7 @@ class Settings:
     pass_seq: list[dict] | None = None     # a pinned sequence (--pass-seq), instead of drawing
     pass_files: list[str] = field(default_factory=list)
     pass_checks: int = 0                   # extra drawn sequences per case, passes checked, never built
+    check_cases: int = 0                   # check-only cases after each built one (campaign.cases)
     features: bool = True                  # lower with functions, closures and Relax features
     mutations: int = DEFAULT_MUTATIONS     # mutators applied to make each case's mutant (0: none)
     followups: int = DEFAULT_FOLLOWUPS     # follow-up mutant cases per interesting case (campaign.followups)

@@ -16,6 +16,7 @@ from ..core.finding import Finding
 from ..core.violations import CLASSES
 from ..protocol import CHECK_ONLY
 from .reduction_steps import step_totals
+from .report import checked_only
 
 if TYPE_CHECKING:
     from .cases import CaseMaker
@@ -55,6 +56,8 @@ def summary(view: CampaignView) -> dict:
         "cases": c.cases, "valid": c.valid, "built": c.built, "ran": c.ran, "compared": c.compared,
         "compared_fully": c.compared_fully, "domain_unmet": _by_count(c.domain_unmet),
         "not_run": c.not_run,
+        # check-only cases (--check-cases): well-formed and passed through their sequences, never built
+        "checked_only": c.checked,
         # cases whose worker ran out of --max-memory: not findings (a larger limit runs them)
         "out_of_memory": {"cases": c.out_of_memory, "limit_mb": s.max_memory_mb},
         # the bound the workers said in their hello they run under (worker.memory_bound)
@@ -216,7 +219,7 @@ def format_summary(data: dict, out: str) -> str:
     d = data.get("disruptive")
     what = (", ".join(f"{n} {c}" for c, n in d["classes"].items()) + f"; violation coverage {d['violation_coverage']}"
             if d else f"{data['valid']} well-formed, {data['built']} built, {data['compared']} compared with the reference, "
-                      f"{data['compared_fully']} with every result")
+                      f"{data['compared_fully']} with every result{checked_only(data)}")
     lines = [
         f"hirfuzz {data['mode']}: {data['cases']} cases in {data['elapsed_s']:.1f}s ({what})",
         f"coverage: op-dtype {cov['op_dtype']}, op-shape {cov['op_shape']}, op-edge {cov['op_edge']}, "

@@ -27,6 +27,7 @@ class Counters:
     compared: int = 0         # ran, and at least one result was compared
     compared_fully: int = 0   # strict cases compared whose inputs left no result uncompared
     not_run: int = 0          # built only: every input draw may trap
+    checked: int = 0          # check-only cases (--check-cases): well-formed, passes checked, never built
     out_of_memory: int = 0    # cases whose worker ran out of --max-memory (not findings)
     spec_disagreements: int = 0
     unconfirmed: int = 0
@@ -123,9 +124,11 @@ class Tallies:
         for config, reply in zip(case.configs, [answer] + answer.get("others", [])):
             if reply.get("status") == "skipped" and reply.get("reason"):
                 c.skipped[config["name"]] = c.skipped.get(config["name"], 0) + 1
-            if config.get(CHECK_ONLY) and reply.get("status") in ("ok", "error"):
+            if config.get(CHECK_ONLY) and config["passes"] and reply.get("status") in ("ok", "error"):
                 c.pass_checks += 1
                 c.pass_checks_s += (reply.get("stages") or {}).get("passes", 0.0)
+            if config.get(CHECK_ONLY):
+                continue  # no target's build: what a target got to is of built cases
             if config is case.configs[0] or oracle_of(config) is Oracle.TARGET:
                 row = c.targets.setdefault(target_kind(config["target"]), {})
                 got = target_progress(case, reply)
@@ -136,7 +139,8 @@ class Tallies:
         failed to build was well-formed, one that failed to run was built too."""
         c, status = self.counters, outcome.status
         failed_at = outcome.stage if status is Status.ERROR else None
-        c.valid += status in BUILT or failed_at in ("build", "run")
+        c.valid += status in BUILT or status is Status.CHECKED or failed_at in ("build", "run")
+        c.checked += status is Status.CHECKED
         c.built += status in BUILT or failed_at == "run"
         c.ran += status in RAN
         c.compared += status in (Status.OK, Status.MISMATCH)

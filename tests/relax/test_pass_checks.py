@@ -101,6 +101,9 @@ def test_a_pass_crash_found_by_a_check_only_sequence_is_filed_reduced_and_reprod
     finding = json.loads((folder / "finding.json").read_text())
     assert finding["confirmed"] and finding["extra"]["config"][CHECK_ONLY]
     assert finding["extra"]["pass_names"] == ["FastMathTransform"]  # minimised
+    # reduced with the baseline lowered only: a trial builds nothing the failure needs
+    baseline = json.loads((folder / "case.json").read_text())["configs"][0]
+    assert baseline["passes"] == [] and baseline[CHECK_ONLY]
     (record,) = [json.loads(line) for line in (out / "stats.jsonl").read_text().splitlines()]
     assert [set(c) for c in record["config_timings"][-2:]] == [{"passes"}, set()]  # never built
     script = (folder / "repro.py").read_text()
