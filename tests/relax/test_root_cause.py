@@ -223,3 +223,88 @@ def test_a_pass_whose_inner_passes_do_not_fail_alike_keeps_the_blame(specs):
     assert finding.stage == "passes" and "reduction length" in finding.message
     assert "innermost_pass" not in finding.extra
     assert titled(finding).startswith("[Bug][Relax] ExpandMatmulOfSum"), titled(finding)
+
+
+@I.ir_module
+class PrivateFunctionAsValue:
+    """bench15/after finding 0017 (TVM 0.27, reduced by hirfuzz): InlinePrivateFunctions
+    inlines get_f1 into main and drops f1, which get_f1 returned as a value: main is left
+    naming a GlobalVar the module no longer has."""
+    @R.function(private=True)
+    def f1(p0_0: R.Tensor((3,), dtype="float16")) -> R.Tensor((3,), dtype="float16"):
+        with R.dataflow():
+            lv: R.Tensor((3,), dtype="float16") = R.tan(p0_0)
+            gv: R.Tensor((3,), dtype="float16") = lv
+            R.output(gv)
+        return gv
+
+    @R.function(private=True)
+    def get_f1() -> R.Callable((R.Tensor((3,), dtype="float16"),), R.Tensor((3,), dtype="float16"), True):
+        cls = PrivateFunctionAsValue
+        return cls.f1
+
+    @R.function
+    def main(x0: R.Tensor((3,), dtype="float16")) -> R.Tensor((3,), dtype="float16"):
+        cls = PrivateFunctionAsValue
+        gv: R.Callable((R.Tensor((3,), dtype="float16"),), R.Tensor((3,), dtype="float16"), True) = cls.get_f1()
+        gv1: R.Tensor((3,), dtype="float16") = gv(x0)
+        return gv1
+
+
+@I.ir_module
+class OtherPrivateFunctionAsValue:
+    """PrivateFunctionAsValue with other names and another operator: the same bug."""
+    @R.function(private=True)
+    def g(p: R.Tensor((2, 2), dtype="float32")) -> R.Tensor((2, 2), dtype="float32"):
+        y: R.Tensor((2, 2), dtype="float32") = R.cos(p)
+        return y
+
+    @R.function(private=True)
+    def get_g() -> R.Callable((R.Tensor((2, 2), dtype="float32"),), R.Tensor((2, 2), dtype="float32"), True):
+        cls = OtherPrivateFunctionAsValue
+        return cls.g
+
+    @R.function
+    def main(x: R.Tensor((2, 2), dtype="float32")) -> R.Tensor((2, 2), dtype="float32"):
+        cls = OtherPrivateFunctionAsValue
+        f: R.Callable((R.Tensor((2, 2), dtype="float32"),), R.Tensor((2, 2), dtype="float32"), True) = cls.get_g()
+        out: R.Tensor((2, 2), dtype="float32") = f(x)
+        return out
+
+
+@I.ir_module
+class CalleeOutsideDataflow:
+    """bench15/after finding 0024 (TVM 0.27, reduced by hirfuzz): InlinePrivateFunctions
+    inlines f1, whose binding is outside any dataflow block, into main's dataflow block by
+    splitting it in two; lv, defined in the first half and used in the second, is not made
+    an output of the first: a DataflowVar used outside the block that defines it."""
+    @R.function(private=True)
+    def f1(p2_0: R.Tensor((2, 6, 1), dtype="int32")) -> R.Tensor((2, 6, 1), dtype="bool"):
+        gv: R.Tensor((2, 6, 1), dtype="bool") = R.isinf(p2_0)
+        return gv
+
+    @R.function
+    def main(x0: R.Tensor((4, 3, 5, 2), dtype="uint64"), x2: R.Tensor((2, 6, 1), dtype="int32")) -> R.Tuple(R.Tensor((2, 6, 1), dtype="bool"), R.Tensor((4, 3, 5, 2), dtype="uint64")):
+        cls = CalleeOutsideDataflow
+        with R.dataflow():
+            lv: R.Tensor((4, 3, 5, 2), dtype="uint64") = R.cumprod(x0, axis=3, dtype=None, exclusive=False)
+            lv1: R.Tensor((2, 6, 1), dtype="bool") = cls.f1(x2)
+            lv2: R.Tensor((4, 3, 5, 2), dtype="uint64") = R.add(lv, x0)
+            gv: R.Tensor((2, 6, 1), dtype="bool") = lv1
+            gv1: R.Tensor((4, 3, 5, 2), dtype="uint64") = lv2
+            R.output(gv, gv1)
+        return (gv, gv1)
+
+
+def test_one_pass_leaving_a_global_var_or_a_dataflow_var_undefined_is_two_root_causes(specs):
+    """The root key keeps the kind of variable TVM's well-formedness check names: it checks
+    a GlobalVar against the module and a Var or DataflowVar against its scope, and here the
+    two are two bugs of InlinePrivateFunctions (which functions it drops; how it splits a
+    dataflow block), fixed apart. The program's own names are left out: another program of
+    the first bug has its root key."""
+    steps = parse_sequence("InlinePrivateFunctions", load_catalog())
+    as_value, other, outside = (judged(specs, module, steps) for module in
+                                (PrivateFunctionAsValue, OtherPrivateFunctionAsValue, CalleeOutsideDataflow))
+    assert as_value.extra["root_key"] == "root|ill-formed|InlinePrivateFunctions|GlobalVar ? is not defined."
+    assert other.extra["root_key"] == as_value.extra["root_key"]
+    assert outside.extra["root_key"] == "root|ill-formed|InlinePrivateFunctions|DataflowVar ? is not defined."
