@@ -308,3 +308,49 @@ def test_one_pass_leaving_a_global_var_or_a_dataflow_var_undefined_is_two_root_c
     assert as_value.extra["root_key"] == "root|ill-formed|InlinePrivateFunctions|GlobalVar ? is not defined."
     assert other.extra["root_key"] == as_value.extra["root_key"]
     assert outside.extra["root_key"] == "root|ill-formed|InlinePrivateFunctions|DataflowVar ? is not defined."
+
+
+@I.ir_module
+class StaticShapeThroughSymbolicSin:
+    """bench15/after finding 0003 (TVM 0.27, reduced by hirfuzz): TVM 0.27's
+    CanonicalizeBindings drops the match_cast of sin(lv) to the static shape and types the
+    call static, although its operator infers the symbolic shape of lv; its output passes
+    well_formed, and the build fails later (CodeGenVM), or ConvertLayout (finding 0006), at
+    their own frames."""
+    @R.function
+    def main(x0: R.Tensor((6, 1, 4, 2), dtype="float64"), x2: R.Tensor((2, 5), dtype="uint32")) -> R.Tuple(R.Tensor((5, 2), dtype="uint32"), R.Tensor((6, 1, 4, 2), dtype="bool")):
+        n6 = T.int64()
+        n4 = T.int64()
+        n2 = T.int64()
+        n5 = T.int64()
+        with R.dataflow():
+            lv: R.Tensor((n6, 1, n4, n2), dtype="float64") = R.match_cast(x0, R.Tensor((n6, 1, n4, n2), dtype="float64"))
+            lv1: R.Tensor((n6, 1, n4, n2), dtype="float64") = R.sin(lv)
+            lv2: R.Tensor((6, 1, 4, 2), dtype="float64") = R.match_cast(lv1, R.Tensor((6, 1, 4, 2), dtype="float64"))
+            gv: R.Tensor((6, 1, 4, 2), dtype="float64") = lv2
+            R.output(gv)
+        gv1: R.Tensor((n2, n5), dtype="uint32") = R.match_cast(x2, R.Tensor((n2, n5), dtype="uint32"))
+        if n2 >= 1:
+            gv2: R.Tensor((5, 2), dtype="uint32") = R.permute_dims(x2, axes=[1, 0])
+            gv4: R.Tensor((5, 2), dtype="uint32") = gv2
+        else:
+            gv3: R.Tensor((5, 2), dtype="uint32") = R.zeros(R.shape([5, 2]), dtype="uint32")
+            gv4: R.Tensor((5, 2), dtype="uint32") = gv3
+        with R.dataflow():
+            lv3: R.Tensor((6, 1, 4, 2), dtype="bool") = R.equal(gv, x0)
+            gv5: R.Tensor((6, 1, 4, 2), dtype="bool") = lv3
+            R.output(gv5)
+        return (gv4, gv5)
+
+
+def test_the_projected_check_finds_the_call_canonicalize_bindings_types_narrower_than_inferred():
+    """tools/root_causes.py --narrowing: the call TVM 0.27's CanonicalizeBindings leaves
+    typed static where its operator infers a symbolic shape is found, in its output only;
+    CalleeOutsideDataflow's canonical form, whose types are all as inferred, has none."""
+    from root_causes import narrowed_calls
+    canonical = relax.transform.CanonicalizeBindings()
+    relax.analysis.well_formed(canonical(StaticShapeThroughSymbolicSin))  # TVM's check holds
+    assert narrowed_calls(StaticShapeThroughSymbolicSin) == []
+    assert narrowed_calls(canonical(StaticShapeThroughSymbolicSin)) == [
+        'relax.sin: R.Tensor((6, 1, 4, 2), dtype="float64") where it infers R.Tensor((n6, 1, n4, n2), dtype="float64")']
+    assert narrowed_calls(canonical(CalleeOutsideDataflow)) == []
