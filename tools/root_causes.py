@@ -19,7 +19,9 @@ static shape where inference gives a symbolic one: a match_cast dropped, nothing
 the claim at run time)? A finding whose sequence has such a pass is keyed on the first
 one (or on the first pass it runs inside itself that narrows alike, alone), whatever
 fails later; the others keep their key. TVM's well_formed makes this check only for
-call_tir (its FValidate).
+call_tir (its FValidate). A projection: that the narrowed call is what fails later is
+not checked (a program may carry it and fail for another reason), which is why no
+campaign keys findings so.
 """
 from __future__ import annotations
 
@@ -122,10 +124,12 @@ def first_narrowing(case_json: dict, config: dict, specs, dialect, catalog) -> s
 
 
 def narrowing_key(folder: Path, key: str, specs, dialect, catalog) -> str:
-    """`key`, or the projected key of a finding whose failing sequence narrows a call."""
+    """`key`, or the projected key of a finding whose failing sequence narrows a call. The
+    passes run in this process: a worker's death or a hang keeps its key."""
+    finding = json.loads((folder / "finding.json").read_text())
     case_json = json.loads((folder / "case.json").read_text())
     config = case_json["configs"][-1]
-    if not config.get("passes"):
+    if finding["kind"] != "crash" or finding["stage"] == "worker" or not config.get("passes"):
         return key
     try:
         narrowing = first_narrowing(case_json, config, specs, dialect, catalog)
