@@ -4,13 +4,24 @@ failing configuration, with its steps as saved (no `runs_inside_it`: before) and
 catalog makes them now (after), judged as a campaign judges it, and keyed
 (core.finding.root_key). Needs the TVM the campaigns ran (apache-tvm 0.27).
 
-    python tools/root_causes.py OUT [OUT ...]
+    python tools/root_causes.py [--narrowing] OUT [OUT ...]
 
 Prints, per finding, its root key before and after where they differ, then per campaign
 the findings and the distinct root keys: as saved, before and after. Only a finding that
 failed in a pass (a raise or an ill-formed output) is run again: where a build, a run or a
 worker's death fails, which pass TVM runs inside another plays no part, and its saved
 root key stands (its signature's, where the campaign saved none).
+
+--narrowing projects a check hirfuzz does not make (issue 27's "one finding per root
+cause", the CanonicalizeBindings family): after each pass of a finding's failing
+sequence, is any call typed narrower than its operator infers from its arguments now (a
+static shape where inference gives a symbolic one: a match_cast dropped, nothing checks
+the claim at run time)? A finding whose sequence has such a pass is keyed on the first
+one (or on the first pass it runs inside itself that narrows alike, alone), whatever
+fails later; the others keep their key. TVM's well_formed makes this check only for
+call_tir (its FValidate). A projection: that the narrowed call is what fails later is
+not checked (a program may carry it and fail for another reason), which is why no
+campaign keys findings so.
 """
 from __future__ import annotations
 
@@ -21,16 +32,21 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+import tvm  # noqa: E402
+from tvm import relax  # noqa: E402
+from tvm.relax.analysis import type_base_check  # noqa: E402
+
 from hirfuzz.campaign.cases import Case  # noqa: E402
 from hirfuzz.campaign.judge import Judge  # noqa: E402
 from hirfuzz.campaign.reducer import _PREFIXES  # noqa: E402
 from hirfuzz.core.calls import call_records  # noqa: E402
-from hirfuzz.core.finding import root_key  # noqa: E402
+from hirfuzz.core.finding import ROOT, root_key  # noqa: E402
 from hirfuzz.core.graph import Graph  # noqa: E402
 from hirfuzz.core.passes import load_catalog  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
 from hirfuzz.dialects import load_dialect  # noqa: E402
 from hirfuzz.dialects.base import ILL_FORMED_STAGE  # noqa: E402
+from hirfuzz.dialects.relax.passes import EVERY_LEVEL, instantiate_pass  # noqa: E402
 from hirfuzz.worker import execute_case  # noqa: E402
 
 PASS_STAGES = ("passes", ILL_FORMED_STAGE)
@@ -65,6 +81,63 @@ def rerun_key(case_json: dict, config: dict, specs, dialect, judge: Judge) -> st
     return root_key(outcome.finding.signature, _PREFIXES) or outcome.finding.signature
 
 
+NARROWED = "a call is typed narrower than its operator infers"
+PASSED = 3  # relax.analysis.BaseCheckResult.PASS
+
+
+def narrowed_calls(mod) -> list[str]:
+    """The operator calls of `mod` whose type is not a base of the type their operator
+    infers from their arguments now ("relax.sin: R.Tensor((6, 1, 4, 2)) where it infers
+    R.Tensor((n6, 1, n4, n2))")."""
+    builder, found = relax.BlockBuilder(mod), []
+
+    def visit(expr):
+        if isinstance(expr, relax.Call) and isinstance(expr.op, tvm.ir.Op):
+            inferred = builder.normalize(relax.Call(expr.op, expr.args, expr.attrs, expr.ty_args)).ty
+            if int(type_base_check(expr.ty, inferred)) != PASSED:
+                found.append(f"{expr.op.name}: {expr.ty} where it infers {inferred}")
+    for func in mod.functions.values():
+        if isinstance(func, relax.Function):
+            relax.analysis.post_order_visit(func, visit)
+    return found
+
+
+def first_narrowing(case_json: dict, config: dict, specs, dialect, catalog) -> str | None:
+    """The first pass of `config` (or the first pass it runs inside itself that does so
+    alone, on its input, at every level as a campaign's search does) whose output has a
+    narrowed call; None where none has."""
+    graph = Graph.from_json(case_json["graph"])
+    mod = dialect.lower({"graph": case_json["graph"], "calls": call_records(graph, specs),
+                         **(case_json.get("lowering") or {})})
+    with tvm.transform.PassContext(opt_level=config["opt_level"]):
+        for step in config["passes"]:
+            before, mod = mod, tvm.transform.Sequential([instantiate_pass(step)])(mod)
+            if not narrowed_calls(mod):
+                continue
+            entry = catalog.entries.get(step["name"])
+            with tvm.transform.PassContext(opt_level=EVERY_LEVEL):
+                for inner in (entry.runs_inside_it if entry else []):
+                    if narrowed_calls(instantiate_pass({"name": inner, "args": {}})(before)):
+                        return inner
+            return step["name"]
+    return None
+
+
+def narrowing_key(folder: Path, key: str, specs, dialect, catalog) -> str:
+    """`key`, or the projected key of a finding whose failing sequence narrows a call. The
+    passes run in this process: a worker's death or a hang keeps its key."""
+    finding = json.loads((folder / "finding.json").read_text())
+    case_json = json.loads((folder / "case.json").read_text())
+    config = case_json["configs"][-1]
+    if finding["kind"] != "crash" or finding["stage"] == "worker" or not config.get("passes"):
+        return key
+    try:
+        narrowing = first_narrowing(case_json, config, specs, dialect, catalog)
+    except Exception:  # noqa: BLE001 - a pass that raises before any narrowing: the key stands
+        return key
+    return f"{ROOT}|ill-formed|{narrowing}|{NARROWED}" if narrowing else key
+
+
 def campaign_keys(out: Path, catalog, specs, dialect, judge: Judge) -> list[tuple[str, str, str, str]]:
     """(finding folder, saved, before, after) root keys of each confirmed finding of `out`."""
     rows = []
@@ -83,6 +156,8 @@ def campaign_keys(out: Path, catalog, specs, dialect, judge: Judge) -> list[tupl
 
 
 def main(argv: list[str]) -> int:
+    narrowing = "--narrowing" in argv
+    argv = [a for a in argv if a != "--narrowing"]
     if not argv:
         print(__doc__.strip().splitlines()[6].strip(), file=sys.stderr)
         return 2
@@ -99,10 +174,19 @@ def main(argv: list[str]) -> int:
         for name, saved, before, after in rows:
             if before != after or saved != before:
                 print(f"{out.name}/{name}\n  saved  {saved[:140]}\n  before {before[:140]}\n  after  {after[:140]}")
-        table.append((out.name, len(rows), *(len({row[i] for row in rows}) for i in (1, 2, 3))))
-    print(f"\n{'campaign':<20} {'findings':>8} {'saved':>6} {'before':>6} {'after':>6}   (distinct root keys)")
-    for name, findings, saved, before, after in table:
-        print(f"{name:<20} {findings:>8} {saved:>6} {before:>6} {after:>6}")
+        counts = [len({row[i] for row in rows}) for i in (1, 2, 3)]
+        if narrowing:
+            projected = [narrowing_key(out / "findings" / name, after, specs, dialect, catalog)
+                         for name, _, _, after in rows]
+            for (name, *_, after), key in zip(rows, projected):
+                if key != after:
+                    print(f"{out.name}/{name}\n  after     {after[:140]}\n  narrowing {key[:140]}")
+            counts.append(len(set(projected)))
+        table.append((out.name, len(rows), *counts))
+    columns = ("saved", "before", "after") + (("narrowing",) if narrowing else ())
+    print(f"\n{'campaign':<20} {'findings':>8} " + " ".join(f"{c:>9}" for c in columns) + "   (distinct root keys)")
+    for name, findings, *counts in table:
+        print(f"{name:<20} {findings:>8} " + " ".join(f"{c:>9}" for c in counts))
     return 0
 
 

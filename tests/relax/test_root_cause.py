@@ -223,3 +223,134 @@ def test_a_pass_whose_inner_passes_do_not_fail_alike_keeps_the_blame(specs):
     assert finding.stage == "passes" and "reduction length" in finding.message
     assert "innermost_pass" not in finding.extra
     assert titled(finding).startswith("[Bug][Relax] ExpandMatmulOfSum"), titled(finding)
+
+
+@I.ir_module
+class PrivateFunctionAsValue:
+    """bench15/after finding 0017 (TVM 0.27, reduced by hirfuzz): InlinePrivateFunctions
+    inlines get_f1 into main and drops f1, which get_f1 returned as a value: main is left
+    naming a GlobalVar the module no longer has."""
+    @R.function(private=True)
+    def f1(p0_0: R.Tensor((3,), dtype="float16")) -> R.Tensor((3,), dtype="float16"):
+        with R.dataflow():
+            lv: R.Tensor((3,), dtype="float16") = R.tan(p0_0)
+            gv: R.Tensor((3,), dtype="float16") = lv
+            R.output(gv)
+        return gv
+
+    @R.function(private=True)
+    def get_f1() -> R.Callable((R.Tensor((3,), dtype="float16"),), R.Tensor((3,), dtype="float16"), True):
+        cls = PrivateFunctionAsValue
+        return cls.f1
+
+    @R.function
+    def main(x0: R.Tensor((3,), dtype="float16")) -> R.Tensor((3,), dtype="float16"):
+        cls = PrivateFunctionAsValue
+        gv: R.Callable((R.Tensor((3,), dtype="float16"),), R.Tensor((3,), dtype="float16"), True) = cls.get_f1()
+        gv1: R.Tensor((3,), dtype="float16") = gv(x0)
+        return gv1
+
+
+@I.ir_module
+class OtherPrivateFunctionAsValue:
+    """PrivateFunctionAsValue with other names and another operator: the same bug."""
+    @R.function(private=True)
+    def g(p: R.Tensor((2, 2), dtype="float32")) -> R.Tensor((2, 2), dtype="float32"):
+        y: R.Tensor((2, 2), dtype="float32") = R.cos(p)
+        return y
+
+    @R.function(private=True)
+    def get_g() -> R.Callable((R.Tensor((2, 2), dtype="float32"),), R.Tensor((2, 2), dtype="float32"), True):
+        cls = OtherPrivateFunctionAsValue
+        return cls.g
+
+    @R.function
+    def main(x: R.Tensor((2, 2), dtype="float32")) -> R.Tensor((2, 2), dtype="float32"):
+        cls = OtherPrivateFunctionAsValue
+        f: R.Callable((R.Tensor((2, 2), dtype="float32"),), R.Tensor((2, 2), dtype="float32"), True) = cls.get_g()
+        out: R.Tensor((2, 2), dtype="float32") = f(x)
+        return out
+
+
+@I.ir_module
+class CalleeOutsideDataflow:
+    """bench15/after finding 0024 (TVM 0.27, reduced by hirfuzz): InlinePrivateFunctions
+    inlines f1, whose binding is outside any dataflow block, into main's dataflow block by
+    splitting it in two; lv, defined in the first half and used in the second, is not made
+    an output of the first: a DataflowVar used outside the block that defines it."""
+    @R.function(private=True)
+    def f1(p2_0: R.Tensor((2, 6, 1), dtype="int32")) -> R.Tensor((2, 6, 1), dtype="bool"):
+        gv: R.Tensor((2, 6, 1), dtype="bool") = R.isinf(p2_0)
+        return gv
+
+    @R.function
+    def main(x0: R.Tensor((4, 3, 5, 2), dtype="uint64"), x2: R.Tensor((2, 6, 1), dtype="int32")) -> R.Tuple(R.Tensor((2, 6, 1), dtype="bool"), R.Tensor((4, 3, 5, 2), dtype="uint64")):
+        cls = CalleeOutsideDataflow
+        with R.dataflow():
+            lv: R.Tensor((4, 3, 5, 2), dtype="uint64") = R.cumprod(x0, axis=3, dtype=None, exclusive=False)
+            lv1: R.Tensor((2, 6, 1), dtype="bool") = cls.f1(x2)
+            lv2: R.Tensor((4, 3, 5, 2), dtype="uint64") = R.add(lv, x0)
+            gv: R.Tensor((2, 6, 1), dtype="bool") = lv1
+            gv1: R.Tensor((4, 3, 5, 2), dtype="uint64") = lv2
+            R.output(gv, gv1)
+        return (gv, gv1)
+
+
+def test_one_pass_leaving_a_global_var_or_a_dataflow_var_undefined_is_two_root_causes(specs):
+    """The root key keeps the kind of variable TVM's well-formedness check names: it checks
+    a GlobalVar against the module and a Var or DataflowVar against its scope, and here the
+    two are two bugs of InlinePrivateFunctions (which functions it drops; how it splits a
+    dataflow block), fixed apart. The program's own names are left out: another program of
+    the first bug has its root key."""
+    steps = parse_sequence("InlinePrivateFunctions", load_catalog())
+    as_value, other, outside = (judged(specs, module, steps) for module in
+                                (PrivateFunctionAsValue, OtherPrivateFunctionAsValue, CalleeOutsideDataflow))
+    assert as_value.extra["root_key"] == "root|ill-formed|InlinePrivateFunctions|GlobalVar ? is not defined."
+    assert other.extra["root_key"] == as_value.extra["root_key"]
+    assert outside.extra["root_key"] == "root|ill-formed|InlinePrivateFunctions|DataflowVar ? is not defined."
+
+
+@I.ir_module
+class StaticShapeThroughSymbolicSin:
+    """bench15/after finding 0003 (TVM 0.27, reduced by hirfuzz): TVM 0.27's
+    CanonicalizeBindings drops the match_cast of sin(lv) to the static shape and types the
+    call static, although its operator infers the symbolic shape of lv; its output passes
+    well_formed, and the build fails later (CodeGenVM), or ConvertLayout (finding 0006), at
+    their own frames."""
+    @R.function
+    def main(x0: R.Tensor((6, 1, 4, 2), dtype="float64"), x2: R.Tensor((2, 5), dtype="uint32")) -> R.Tuple(R.Tensor((5, 2), dtype="uint32"), R.Tensor((6, 1, 4, 2), dtype="bool")):
+        n6 = T.int64()
+        n4 = T.int64()
+        n2 = T.int64()
+        n5 = T.int64()
+        with R.dataflow():
+            lv: R.Tensor((n6, 1, n4, n2), dtype="float64") = R.match_cast(x0, R.Tensor((n6, 1, n4, n2), dtype="float64"))
+            lv1: R.Tensor((n6, 1, n4, n2), dtype="float64") = R.sin(lv)
+            lv2: R.Tensor((6, 1, 4, 2), dtype="float64") = R.match_cast(lv1, R.Tensor((6, 1, 4, 2), dtype="float64"))
+            gv: R.Tensor((6, 1, 4, 2), dtype="float64") = lv2
+            R.output(gv)
+        gv1: R.Tensor((n2, n5), dtype="uint32") = R.match_cast(x2, R.Tensor((n2, n5), dtype="uint32"))
+        if n2 >= 1:
+            gv2: R.Tensor((5, 2), dtype="uint32") = R.permute_dims(x2, axes=[1, 0])
+            gv4: R.Tensor((5, 2), dtype="uint32") = gv2
+        else:
+            gv3: R.Tensor((5, 2), dtype="uint32") = R.zeros(R.shape([5, 2]), dtype="uint32")
+            gv4: R.Tensor((5, 2), dtype="uint32") = gv3
+        with R.dataflow():
+            lv3: R.Tensor((6, 1, 4, 2), dtype="bool") = R.equal(gv, x0)
+            gv5: R.Tensor((6, 1, 4, 2), dtype="bool") = lv3
+            R.output(gv5)
+        return (gv4, gv5)
+
+
+def test_the_projected_check_finds_the_call_canonicalize_bindings_types_narrower_than_inferred():
+    """tools/root_causes.py --narrowing: the call TVM 0.27's CanonicalizeBindings leaves
+    typed static where its operator infers a symbolic shape is found, in its output only;
+    CalleeOutsideDataflow's canonical form, whose types are all as inferred, has none."""
+    from root_causes import narrowed_calls
+    canonical = relax.transform.CanonicalizeBindings()
+    relax.analysis.well_formed(canonical(StaticShapeThroughSymbolicSin))  # TVM's check holds
+    assert narrowed_calls(StaticShapeThroughSymbolicSin) == []
+    assert narrowed_calls(canonical(StaticShapeThroughSymbolicSin)) == [
+        'relax.sin: R.Tensor((6, 1, 4, 2), dtype="float64") where it infers R.Tensor((n6, 1, n4, n2), dtype="float64")']
+    assert narrowed_calls(canonical(CalleeOutsideDataflow)) == []
