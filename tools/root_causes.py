@@ -66,13 +66,17 @@ def with_catalog_steps(config: dict, catalog) -> dict:
     return {**config, "passes": steps}
 
 
+def lowering_request(case_json: dict, specs) -> dict:
+    """What a worker lowers a saved case's reduced program from: its graph, call records and lowering."""
+    graph = Graph.from_json(case_json["graph"])
+    return {"graph": case_json["graph"], "calls": call_records(graph, specs), **(case_json.get("lowering") or {})}
+
+
 def rerun_key(case_json: dict, config: dict, specs, dialect, judge: Judge) -> str:
     """The root key of the reduced program failing under `config` once more ('did not
     fail' where it passed)."""
     graph = Graph.from_json(case_json["graph"])
-    request = {"graph": case_json["graph"], "calls": call_records(graph, specs), "configs": [config],
-               "run": False, **(case_json.get("lowering") or {})}
-    reply = execute_case(request, dialect)
+    reply = execute_case({**lowering_request(case_json, specs), "configs": [config], "run": False}, dialect)
     case = Case(index=case_json["case"], graph=graph, inputs=[], runnable=False, expected=[], gen_ms=0.0,
                 configs=[config])
     outcome = judge.classify(case, reply)
@@ -106,9 +110,7 @@ def first_narrowing(case_json: dict, config: dict, specs, dialect, catalog) -> s
     """The first pass of `config` (or the first pass it runs inside itself that does so
     alone, on its input, at every level as a campaign's search does) whose output has a
     narrowed call; None where none has."""
-    graph = Graph.from_json(case_json["graph"])
-    mod = dialect.lower({"graph": case_json["graph"], "calls": call_records(graph, specs),
-                         **(case_json.get("lowering") or {})})
+    mod = dialect.lower(lowering_request(case_json, specs))
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
         for step in config["passes"]:
             before, mod = mod, tvm.transform.Sequential([instantiate_pass(step)])(mod)

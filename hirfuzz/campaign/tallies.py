@@ -124,11 +124,11 @@ class Tallies:
         for config, reply in zip(case.configs, [answer] + answer.get("others", [])):
             if reply.get("status") == "skipped" and reply.get("reason"):
                 c.skipped[config["name"]] = c.skipped.get(config["name"], 0) + 1
-            if config.get(CHECK_ONLY) and config["passes"] and reply.get("status") in ("ok", "error"):
-                c.pass_checks += 1
-                c.pass_checks_s += (reply.get("stages") or {}).get("passes", 0.0)
-            if config.get(CHECK_ONLY):
-                continue  # no target's build: what a target got to is of built cases
+            if config.get(CHECK_ONLY):  # no target's build: what a target got to is of built cases
+                if config["passes"] and reply.get("status") in ("ok", "error"):
+                    c.pass_checks += 1
+                    c.pass_checks_s += (reply.get("stages") or {}).get("passes", 0.0)
+                continue
             if config is case.configs[0] or oracle_of(config) is Oracle.TARGET:
                 row = c.targets.setdefault(target_kind(config["target"]), {})
                 got = target_progress(case, reply)
