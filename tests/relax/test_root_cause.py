@@ -44,18 +44,18 @@ WRONG_EXP_AND_NEGATIVE = WRONG_EXP + """
 def test_two_result_sites_of_one_wrong_operator_are_one_finding_with_an_alias(tmp_path):
     specs = plant(tmp_path, WRONG_EXP_AND_NEGATIVE)
     out = tmp_path / "out"
-    # seed 1: case 0 differs first at exp, case 1 (negative of exp) at negative
-    proc = run_hirfuzz("--specs", specs, "--iterations", 2, "--ops", 2, "--no-pass-fuzz", "--no-features",
-                       "--jobs", 1, "--seed", 1, "--out", out, "--no-progress")
+    # seed 1: of 4 cases, some differ first at exp, one (negative of exp) at negative. Without
+    # --no-avoid-found, exp's one-operator finding would steer the later cases off exp.
+    proc = run_hirfuzz("--specs", specs, "--iterations", 4, "--ops", 2, "--no-pass-fuzz", "--no-features",
+                       "--no-avoid-found", "--jobs", 1, "--seed", 1, "--out", out, "--no-progress")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     [finding] = summary["findings"]
-    assert finding["signature"] == "wrong-result|reference|llvm|exp:float32" and finding["hits"] == 2
+    assert finding["signature"] == "wrong-result|reference|llvm|exp:float32" and finding["hits"] >= 2
     aliases = json.loads((out / "aliases.json").read_text())
     assert aliases == {"wrong-result|reference|llvm|negative:float32": finding["signature"]}
     saved = json.loads((out / finding["path"] / "finding.json").read_text())
-    [merged] = saved["extra"]["merged"]
-    assert merged["case"] == 1 and merged["signature"] == "wrong-result|reference|llvm|negative:float32"
+    [merged] = [m for m in saved["extra"]["merged"] if m["signature"] == "wrong-result|reference|llvm|negative:float32"]
     # nothing lost: the joined finding's reduced reproducer is kept, and still fails
     repro = out / merged["path"] / "repro.py"
     assert subprocess.run([sys.executable, repro], capture_output=True, timeout=300).returncode == 1
