@@ -233,6 +233,15 @@ def cumprod(x, axis, exclusive=False):
     return np.cumprod(x, axis=axis, dtype=x.dtype)
 
 
+def _index_axis(axis: int, ndim: int) -> int:
+    """`axis` in [0, ndim), from [-ndim, ndim) as TVM takes it; outside that range TVM fails
+    to build (Relay's topi.scatter_elements: "IndexError: Index out of range"), so the
+    reference raises rather than wrap an axis the generator should never have drawn."""
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} out of range for rank {ndim}")
+    return axis % ndim
+
+
 def _axis_grid(indices, axis):
     """Index arrays addressing every element of `indices`, with `axis` replaced by its values."""
     grid = list(np.indices(indices.shape, sparse=True))
@@ -244,8 +253,7 @@ def _axis_grid(indices, axis):
 def gather_elements(data, indices, axis):
     """ONNX GatherElements: out[i][j][k] = data[i][indices[i][j][k]][k] (axis 1)."""
     data, indices = np.asarray(data), np.asarray(indices)
-    axis = axis % data.ndim
-    return data[_axis_grid(indices, axis)]
+    return data[_axis_grid(indices, _index_axis(axis, data.ndim))]
 
 
 @helper
@@ -264,7 +272,7 @@ def scatter_elements(data, indices, updates, axis, reduction="update"):
     """ONNX ScatterElements; duplicate targets combine with `reduction` ('update': last wins)."""
     out = np.array(data, copy=True)
     indices, updates = np.asarray(indices), np.asarray(updates, dtype=out.dtype)
-    target = _axis_grid(indices, axis % out.ndim)
+    target = _axis_grid(indices, _index_axis(axis, out.ndim))
     if reduction == "update":
         out[target] = updates
     else:

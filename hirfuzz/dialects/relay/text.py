@@ -7,12 +7,20 @@ program's `meta[relay.Constant][k]` finds them. The type comments the printer ad
 (`/* ty=... */`) are left out. The text is used only if it parses back to the same module;
 where it does not, the type comments stay, and failing that the metadata section.
 
+Attributes the printer moves to the metadata section (an op registered without its attrs
+type, like scatter_elements) appear in the program as `meta[relay.attrs.X][k]`, and in the
+section as node references: `"axis": "4"` there is the fourth node, not the axis (a
+scatter_elements with axis -1 was once read as "axis 4 on a rank-1 input"). Each such
+reference gets a comment with the values, `/* axis=-1, reduction="update" */`, which the
+parser skips.
+
 A variable bound in two global functions (the same Var object in both: a rewrite that
 placed one function's body in another) prints as `%x-malformed-ir`, which no parser
 reads: each function is printed with variables of its own, which is the same program.
 """
 from __future__ import annotations
 
+import json
 import re
 
 import numpy as np
@@ -21,6 +29,7 @@ from tvm import relay
 
 _METADATA = "#[metadata]"
 _TYPE_COMMENT = re.compile(r" /\* ty=[^*]*\*/")
+_META_REF = re.compile(r"meta\[([\w.]+)\]\[(\d+)\]")
 
 
 def module_to_text(mod) -> tuple[str, list[np.ndarray]]:
@@ -35,6 +44,8 @@ def module_to_text(mod) -> tuple[str, list[np.ndarray]]:
     if meta.strip():
         table = tvm.ir.load_json(meta.strip())
         consts = [c.data.numpy() for c in table.get("relay.Constant", [])]
+        program = annotate_meta_attrs(program, table)
+        full = program + _METADATA + meta
     typed = relay.transform.InferType()(mod)
     tries = [(_TYPE_COMMENT.sub("", program).strip() + "\n", consts), (program.strip() + "\n", consts), (full, [])]
     for text, arrays in tries:
@@ -45,6 +56,30 @@ def module_to_text(mod) -> tuple[str, list[np.ndarray]]:
             continue
         return text, arrays
     raise failure
+
+
+def annotate_meta_attrs(program: str, table) -> str:
+    """`program` with a comment after each `meta[...][k]` that stands for attributes,
+    giving their values (the metadata section shows node references instead)."""
+    def annotate(match: re.Match) -> str:
+        nodes = table.get(match.group(1))
+        node = nodes[int(match.group(2))] if nodes is not None and int(match.group(2)) < len(nodes) else None
+        if not isinstance(node, tvm.ir.Attrs):
+            return match.group(0)
+        fields = ", ".join(f"{k}={_attr_text(node[k])}" for k in node.keys())
+        return f"{match.group(0)} /* {fields.replace('*/', '* /')} */"
+    return _META_REF.sub(annotate, program)
+
+
+def _attr_text(value) -> str:
+    """An attribute's value as Python would write it (an IntImm as its integer)."""
+    if isinstance(value, (tvm.tir.IntImm, tvm.tir.FloatImm)):
+        return repr(value.value)
+    if isinstance(value, str):  # tvm.runtime.String is a str
+        return json.dumps(str(value))
+    if isinstance(value, (list, tvm.ir.container.Array)):
+        return "[" + ", ".join(_attr_text(v) for v in value) + "]"
+    return str(value)
 
 
 def parse_text(text: str, consts: list[np.ndarray]):
