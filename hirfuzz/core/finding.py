@@ -136,8 +136,9 @@ def root_key(signature: str, oracle_prefixes: set[str]) -> str | None:
     under, nor on the rank of a shape it names (what a message quotes stays: "'GlobalVar'
     object has no attribute 'name'" is not another attribute's error); an ill-formed
     module on the (innermost) pass that made it and the complaint, the program's names
-    left out already (ill_formed_key). A wrong result's signature is keyed on where the reduced program shows it (call with the
-    reduced program's signature). A worker's death names no place in TVM, nor does any
+    left out already (ill_formed_key), a type mismatch as its dtypes whatever the rank
+    (_dtype_complaint). A wrong result's signature is keyed on where the reduced program
+    shows it (call with the reduced program's signature). A worker's death names no place in TVM, nor does any
     other signature: None, and the finding keeps its own."""
     head, _, rest = signature.partition("|")
     if f"{head}|" in oracle_prefixes:
