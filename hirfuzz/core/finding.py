@@ -108,6 +108,25 @@ _SHAPE = re.compile(r"[(\[](?:N, )*N,?[)\]]")
 ROOT_MESSAGE = 150  # characters of a message a root key keeps
 
 
+# Relay's type checker complaining of two tensor types of one (normalised) shape: a dtype mismatch
+_SAME_SHAPE_MISMATCH = re.compile(r"`Tensor\[(\((?:N, )*N,?\)), (\w+)\]` does not match `Tensor\[\1, (\w+)\]`")
+_DTYPE_MISMATCH = re.compile(r"`(\w+)` does not match `(\w+)`")  # two scalar types, or dtypes as above
+
+
+def _dtype_complaint(complaint: str) -> str:
+    """An ill-formed module's complaint as its root key keeps it: the first of Relay's type
+    checker's complaints only (the signature's cut falls further in as shapes grow), and a
+    mismatch of two tensor types of one shape as the mismatch of their dtypes. The rank is
+    the program's, not TVM's: Relay ToMixedPrecision (TVM 0.19) leaves a function's float16
+    result where a caller declared float32 whatever the rank, a scalar (printed as a bare
+    `floatN`) too. What tells causes apart stays: the pass, the dtypes (a uintN that became
+    floatN is another fault: an integer conv, dense or batch_matmul given a float out_dtype),
+    and the shapes of a mismatch whose shapes differ."""
+    first = _SAME_SHAPE_MISMATCH.sub(r"`\2` does not match `\3`", complaint.split(" | ")[0])
+    # which side Relay names first is the order it unified them in, not another fault
+    return _DTYPE_MISMATCH.sub(lambda m: "`{}` does not match `{}`".format(*sorted(m.group(1, 2))), first)
+
+
 def root_key(signature: str, oracle_prefixes: set[str]) -> str | None:
     """Where TVM fails, whichever program, oracle or configuration showed it: the key that
     makes findings with one root cause one finding (findings.FindingTables.join_root).
@@ -117,14 +136,18 @@ def root_key(signature: str, oracle_prefixes: set[str]) -> str | None:
     under, nor on the rank of a shape it names (what a message quotes stays: "'GlobalVar'
     object has no attribute 'name'" is not another attribute's error); an ill-formed
     module on the (innermost) pass that made it and the complaint, the program's names
-    left out already (ill_formed_key). A wrong result's signature is keyed on where the reduced program shows it (call with the
-    reduced program's signature). A worker's death names no place in TVM, nor does any
+    left out already (ill_formed_key), a type mismatch as its dtypes whatever the rank
+    (_dtype_complaint). A wrong result's signature is keyed on where the reduced program
+    shows it (call with the reduced program's signature). A worker's death names no place in TVM, nor does any
     other signature: None, and the finding keeps its own."""
     head, _, rest = signature.partition("|")
     if f"{head}|" in oracle_prefixes:
         signature = rest
     kind, _, rest = signature.partition("|")
-    if kind in ("wrong-result", "ill-formed"):
+    if kind == "ill-formed":
+        blamed_pass, _, complaint = rest.partition("|")
+        return f"{ROOT}|ill-formed|{blamed_pass}|{_dtype_complaint(complaint)}"
+    if kind == "wrong-result":
         return f"{ROOT}|{signature}"
     if kind != "crash":
         return None

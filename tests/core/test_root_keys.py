@@ -127,3 +127,15 @@ def test_one_type_mismatch_at_two_ranks_has_one_root_key():
             "The Relay type checker is unable to show the following types match. " * 3, "")
     assert root_key(mismatch("(3, 3, 4, 6)"), _PREFIXES) == root_key(mismatch("(5, 6)"), _PREFIXES)
     assert "Tensor[(shape), floatN]" in root_key(mismatch("(5, 6)"), _PREFIXES)
+
+
+def test_a_type_mismatch_is_keyed_on_its_dtypes_but_a_shape_mismatch_keeps_its_shapes():
+    def key(message):
+        return root_key(ill_formed_signature("ToMixedPrecision", message), _PREFIXES)
+    head = "DiagnosticError: The Relay type checker is unable to show the following types match. In particular "
+    rank2 = key(head + "`Tensor[(2, 1), float16]` does not match `Tensor[(2, 1), float32]` | " + head + "...")
+    scalar = key(head + "`float32` does not match `float16`")  # the other side first: one mismatch
+    assert rank2 == scalar
+    assert key(head + "`Tensor[(2, 3, 4), uint16]` does not match `Tensor[(2, 3, 4), float16]`") != rank2
+    shapes_differ = key(head + "`Tensor[(2, 1), float16]` does not match `Tensor[(2, 1, 1), float16]`")
+    assert shapes_differ != rank2 and "Tensor[(N, N, N), floatN]" in shapes_differ

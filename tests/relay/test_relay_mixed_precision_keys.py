@@ -1,0 +1,71 @@
+"""Issue 27: Relay ToMixedPrecision (TVM 0.19) rewrites each function on its own
+(to_mixed_precision.cc: a call to a GlobalVar is returned as it was, the callee's return
+type is erased and becomes float16), so a caller that declared float32 no longer
+type-checks. That is one root cause whatever the rank of the tensor it shows at, and must be
+one finding; an integer batch_matmul made float16 (a void out_dtype set to the mixed type
+whatever the input dtype) is another, and keeps a key of its own."""
+import json
+
+from hirfuzz.core.finding import ill_formed_signature, root_key
+from relay_env import run_in_relay
+
+# Each program through the Relay dialect's own pass step and well-formedness check (what a
+# case's configuration runs); the reply's message as the worker makes it (protocol.error_reply)
+SCRIPT = r'''
+import json
+import tvm
+from tvm import relay
+from hirfuzz.dialects import load_dialect
+from hirfuzz.dialects.base import IllFormedAfterPass
+from hirfuzz.protocol import error_reply
+
+PROGRAMS = {
+    # @f1's result, float16 after the pass, passed on to @f2, which declares float32
+    "float_through_a_call_rank2": """#[version = "0.0.5"]
+def @f1() -> Tensor[(2, 1), float32] { nn.leaky_relu(ones(shape=[2, 1], dtype="float32"), alpha=0.1f) }
+def @f2(%a: Tensor[(2, 1), float32]) -> Tensor[(2, 1), float32] { nn.relu(%a) }
+def @main() -> Tensor[(2, 1), float32] { %0 = @f1(); let %r = @f2(%0); %r }
+""",
+    # @f1's result, float16 after the pass, returned by @main, which declares float32
+    "float_returned_rank3": """#[version = "0.0.5"]
+def @f1(%x: Tensor[(2, 3, 4), float32]) -> Tensor[(2, 3, 4), float32] { nn.leaky_relu(%x, alpha=0.1f) }
+def @main(%y: Tensor[(2, 3, 4), float32]) -> Tensor[(2, 3, 4), float32] { let %r = @f1(%y); %r }
+""",
+    # an integer batch_matmul given out_dtype float16: uint16 declared, float16 returned
+    "integer_batch_matmul": """#[version = "0.0.5"]
+def @f1(%x: Tensor[(1, 2, 3), uint16], %w: Tensor[(1, 4, 3), uint16]) -> Tensor[(1, 2, 4), uint16] {
+  nn.batch_matmul(%x, %w, transpose_b=True)
+}
+def @main(%x: Tensor[(1, 2, 3), uint16], %w: Tensor[(1, 4, 3), uint16]) -> Tensor[(1, 2, 4), uint16] {
+  let %r = @f1(%x, %w); %r
+}
+""",
+}
+STEP = {"name": "ToMixedPrecision", "args": {"mixed_precision_type": "float16", "missing_op_mode": 2}}
+dialect = load_dialect("relay")
+replies = {}
+for name, text in PROGRAMS.items():
+    mod = relay.transform.InferType()(tvm.relay.parse(text))
+    try:
+        dialect.apply_passes(mod, {"passes": [STEP], "opt_level": 3})
+        replies[name] = None
+    except IllFormedAfterPass as exc:
+        replies[name] = {"blamed_pass": exc.pass_name,
+                         "message": error_reply("ill_formed", exc.cause, dialect.take_diagnostics())["message"]}
+print("REPLIES " + json.dumps(replies))
+'''
+
+
+def test_one_tvm_fault_at_two_ranks_has_one_root_key_and_another_fault_keeps_its_own():
+    proc = run_in_relay("-c", SCRIPT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    replies = json.loads(proc.stdout.split("REPLIES ", 1)[1])
+    assert all(r and r["blamed_pass"] == "ToMixedPrecision" for r in replies.values()), replies
+    signatures = {name: ill_formed_signature(r["blamed_pass"], r["message"]) for name, r in replies.items()}
+    # different-looking findings: the signatures differ (the shapes' ranks), one root cause
+    assert signatures["float_through_a_call_rank2"] != signatures["float_returned_rank3"]
+    keys = {name: root_key("pass-order|" + s, {"pass-order|"}) for name, s in signatures.items()}
+    assert keys["float_through_a_call_rank2"] == keys["float_returned_rank3"], keys
+    assert keys["float_returned_rank3"].endswith("In particular `floatN` does not match `floatN`"), keys
+    assert keys["integer_batch_matmul"] != keys["float_returned_rank3"], keys
+    assert keys["integer_batch_matmul"].endswith("In particular `floatN` does not match `uintN`"), keys
