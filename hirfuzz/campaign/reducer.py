@@ -369,7 +369,9 @@ class Reduction:
             # the reduced program's own run; a program the reduction could not shrink is its own reduced one
             reduced = "reduce_graph" in state.stats and "kept_unreduced" not in state.finding.extra.get("reduction", {})
             signature = state.reduced_signature or (signature if reduced else None)
-        return root_key(signature, _PREFIXES) if signature else None
+        passes = state.case.configs[-1].get("passes") or []
+        sole_pass = passes[0]["name"] if len(passes) == 1 else None
+        return root_key(signature, _PREFIXES, sole_pass) if signature else None
 
     def merged_into_known(self, job: Job, passes: list) -> bool:
         """Isolating a finding may change what it is keyed on: a pass-order wrong result is

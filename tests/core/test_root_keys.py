@@ -139,3 +139,21 @@ def test_a_type_mismatch_is_keyed_on_its_dtypes_but_a_shape_mismatch_keeps_its_s
     assert key(head + "`Tensor[(2, 3, 4), uint16]` does not match `Tensor[(2, 3, 4), float16]`") != rank2
     shapes_differ = key(head + "`Tensor[(2, 1), float16]` does not match `Tensor[(2, 1, 1), float16]`")
     assert shapes_differ != rank2 and "Tensor[(N, N, N), floatN]" in shapes_differ
+
+
+def test_a_frameless_pass_crash_is_keyed_on_the_one_pass_its_reduced_program_needs():
+    # Relay's type checker raising at the end of ToMixedPrecision: no TVM frame says where
+    def raised(particular: str) -> str:
+        return "pass-order|" + crash_signature(
+            "passes", "DiagnosticError", "The Relay type checker is unable to show the following types match. "
+            f"In particular {particular} | The Relay type checker is unable to show the following types match.", "")
+    scalar, tensor = raised("`float32` does not match `float16`"), raised(
+        "`Tensor[(3, 4), float16]` does not match `Tensor[(3, 4), float32]`")
+    assert root_key(scalar, _PREFIXES, "ToMixedPrecision") == root_key(tensor, _PREFIXES, "ToMixedPrecision")
+    assert "|pass:ToMixedPrecision|" in root_key(scalar, _PREFIXES, "ToMixedPrecision")
+    # another pass, another dtype pair, or no single pass named: other keys, as before
+    assert root_key(scalar, _PREFIXES, "FakeQuantizationToInteger") != root_key(scalar, _PREFIXES, "ToMixedPrecision")
+    assert root_key(raised("`Tensor[(3, 4), uint16]` does not match `Tensor[(3, 4), float16]`"), _PREFIXES,
+                    "ToMixedPrecision") != root_key(tensor, _PREFIXES, "ToMixedPrecision")
+    assert root_key(scalar, _PREFIXES) != root_key(tensor, _PREFIXES)
+    assert "|stage:passes|" in root_key(scalar, _PREFIXES)
