@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from enum import IntEnum
 from pathlib import Path
@@ -132,9 +133,23 @@ BEFORE_RUN = ("passes", "ill_formed_after_pass", "build")
 _CONST_REF = re.compile(r"_c\[(\d+)\]")
 
 
-def inline_constants(text: str, consts: list[np.ndarray]) -> str:
-    """The module's text with each `_c[k]` (the worker's stand-in for a constant) spelt out."""
-    return _CONST_REF.sub(lambda m: array_code(consts[int(m.group(1))]), text)
+def constant_code(a: np.ndarray) -> str:
+    """A Relax constant as a script spells it (dialects/relax/text.py's `_c[k]`), its dtype
+    spelt out: R.const would turn a float64 array into float32."""
+    return f'R.const({array_code(a)}, "{a.dtype.name}")'
+
+
+def inline_constants(text: str, consts: list[np.ndarray]) -> tuple[list[str], str]:
+    """The module's text with each `_c[k]` (the worker's stand-in for a constant) spelt out
+    where it is used once; a constant used at several places is one object in the module (a
+    pass may fail on that alone), so it is defined once, as `c<k>`, by the lines returned
+    first, and named at each place."""
+    uses = Counter(int(k) for k in _CONST_REF.findall(text))
+    shared = sorted(k for k, n in uses.items() if n > 1)
+    definitions = [f"c{k} = {constant_code(consts[k])}  # one constant, used at {uses[k]} places" for k in shared]
+    spelt = _CONST_REF.sub(lambda m: f"c{m.group(1)}" if uses[int(m.group(1))] > 1
+                           else constant_code(consts[int(m.group(1))]), text)
+    return definitions, spelt
 
 
 def user_pass_imports(steps: list[dict]) -> list[str]:

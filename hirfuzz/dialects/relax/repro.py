@@ -23,7 +23,7 @@ from . import TARGET_DEFAULT_PIPELINE
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, CallInput, Reach, ViolatingCall, array_code, arity_line,
                           device_expression, target_code,
                           call_text, check_lines, data_lines, docstring, finish_short, flatten_lines,
-                          inline_constants, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
+                          constant_code, inline_constants, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
 
 HERE = Path(__file__).parent
 
@@ -183,7 +183,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
                 "def TypeVar(name):  # how the printer spells a global function's symbolic dimension",
                 "    return tvm.tirx.Var(name, 'int64')", "",
                 "_c = [  # the module's tensor constants",
-                *[f"    {array_code(c)}," for c in module_script["consts"]], "]", "",
+                *[f"    {constant_code(c)}," for c in module_script["consts"]], "]", "",
                 module_script["script"].strip(), "", "",
                 "def build_module():", "    return Module", ""]
     if violation_plan is not None:
@@ -203,12 +203,13 @@ _LOCAL_FUNCTION = re.compile(r"^ {8,}@R\.function", re.M)
 
 
 def _script_text(module_script: dict) -> str:
-    """The module's TVMScript, constants inline, without the printer's import comments (the
-    script imports what it uses, and defines its own TypeVar)."""
-    text = inline_constants(module_script["script"], module_script["consts"])
+    """The module's TVMScript, constants inline (a shared one defined above it), without the
+    printer's import comments (the script imports what it uses, and defines its own TypeVar)."""
+    definitions, text = inline_constants(module_script["script"], module_script["consts"])
     # the printer repeats its import comments above each local function
-    return "\n".join(ln.rstrip() for ln in text.strip().splitlines()
+    text = "\n".join(ln.rstrip() for ln in text.strip().splitlines()
                      if not ln.lstrip().startswith(("# from tvm.", "# from typing import"))).strip()
+    return "\n".join([*definitions, "", text] if definitions else [text])
 
 
 def _pass_lines(config: dict) -> list[str]:

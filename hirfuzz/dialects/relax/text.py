@@ -3,10 +3,13 @@
 `mod.script()` prints tensor constants as `metadata["ir.GenericConst"][k]`, which does not
 parse back, and both `script(show_meta=True)` and `tvm.ir.save_json` segfault on Relax
 constants in TVM 0.27. So hirfuzz prints the module plainly and replaces each metadata
-reference with `R.const(_c[k])`, where `_c` is a list of NumPy arrays the reproducer
-defines. The printer numbers constants in the order it first meets them, which is the
-order of a left-to-right walk of the functions as printed; the result is parsed back and
-compared structurally with the module, and is only used when the two are equal.
+reference with `_c[k]`, where `_c` is the list of the module's constants (`R.const` of a
+NumPy array each) the reproducer defines. The printer numbers constants in the order it
+first meets them, which is the order of a left-to-right walk of the functions as printed,
+and gives one object used at several places one number: `_c[k]` at each of them is then one
+object again, as in the module (FuseTransposeMatmul crashes on matmul(c, permute_dims(c))
+with one constant `c` and not with two equal ones). The result is parsed back and compared
+structurally with the module, and is only used when the two are equal.
 
 The printer spells a global function's symbolic dimensions as PEP 695 type parameters
 (`def main[n3, n4](...)`, after `from __future__ import annotations`) when it runs on
@@ -60,9 +63,15 @@ PRINTER_CONFIG = {"script.use_pep695": False}
 _PEP695 = re.compile(r"^from __future__ import annotations$|^\s*def \w+\[", re.M)
 
 
+def constant(array: np.ndarray):
+    """`_c[k]` as the reproducers define it: R.const with its dtype spelt out (R.const would
+    turn a float64 array into float32)."""
+    return relax.const(array, str(array.dtype))
+
+
 def module_to_script(mod) -> tuple[str, list[np.ndarray]]:
-    """TVMScript text using `_c[k]`, and the arrays `_c`; raises if it does not round-trip
-    or needs a newer Python than 3.10."""
+    """TVMScript text using `_c[k]` (constant k, one object wherever it is used), and the
+    constants' arrays; raises if it does not round-trip or needs a newer Python than 3.10."""
     text = mod.script(extra_config=PRINTER_CONFIG)
     if _PEP695.search(text):  # a TVM whose printer ignores the option
         raise ValueError("TVM's printer wrote PEP 695 type parameters (Python 3.12 syntax) despite "
@@ -71,12 +80,11 @@ def module_to_script(mod) -> tuple[str, list[np.ndarray]]:
     used = {int(k) for k in _META.findall(text)}
     if used and max(used) >= len(consts):
         raise ValueError("constants could not be matched with the printed module")
-    # the dtype is spelt out: R.const would turn float64 arrays into float32
-    body = _META.sub(lambda m: f'R.const(_c[{m.group(1)}], "{consts[int(m.group(1))].dtype}")', text)
+    body = _META.sub(lambda m: f"_c[{m.group(1)}]", text)
     body = body.replace("# Metadata omitted. Use show_meta=True in script() method to show it.", "")
     from tvm.script import ir as I, relax as R, tirx as T  # noqa: E741
     # symbolic dimensions of global functions' signatures print as module-level TypeVar(...)
-    names = {"_c": consts, "I": I, "R": R, "T": T, "np": np, "TypeVar": _type_var}
+    names = {"_c": [constant(a) for a in consts], "I": I, "R": R, "T": T, "np": np, "TypeVar": _type_var}
     try:
         parsed = tvm.script.from_source(body, extra_vars=names)
     except Exception:  # noqa: BLE001 - the parser's own well-formedness check can be stricter
