@@ -3,8 +3,8 @@
     python tools/narrowing_triggers.py [--seed 0] [--seconds 120] [--ops 8]
 
 A campaign's cases (campaign.cases.CaseMaker, default settings, four check-only sequences
-per case besides its own) have each of their pass sequences run one pass at a time, in this
-process. After each pass, every operator call typed narrower than its operator infers from
+per case besides its own) have each of their pass sequences run one pass at a time, each
+case in a child process (a pass that kills it costs that case, counted). After each pass, every operator call typed narrower than its operator infers from
 its arguments now (root_causes.narrowed_calls), and not so in the pass's input, is a
 trigger of that pass. Calls whose type is not inferred from their arguments (call_tir,
 call_dps_packed, the packed calls, any call with explicit output types) are left out.
@@ -26,9 +26,12 @@ Measured 2026-11-26 (issue 27): every trigger was `known`, so a per-pass check o
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
 import sys
 import time
 from collections import Counter, defaultdict
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,7 +138,11 @@ def evaluate(expr, known: dict):
 
 def justified(ty, inferred, known: dict) -> bool:
     """Whether each dimension where `ty` and `inferred` differ is a constant of `ty` that
-    `inferred`'s dimension there evaluates to with `known`'s symbols."""
+    `inferred`'s dimension there evaluates to with `known`'s symbols (field by field in a
+    tuple: batch_norm's)."""
+    if isinstance(ty, relax.TupleType) and isinstance(inferred, relax.TupleType):
+        return len(ty.fields) == len(inferred.fields) and all(
+            structurally_equal(t, i) or justified(t, i, known) for t, i in zip(ty.fields, inferred.fields))
     dims, inferred_dims = shape_values(ty), shape_values(inferred)
     if dims is None or inferred_dims is None or len(dims) != len(inferred_dims):
         return False
@@ -164,6 +171,13 @@ class Tally:
         else:
             self.known[name] += 1
 
+    def add(self, other: "Tally"):
+        self.runs += other.runs
+        self.known += other.known
+        self.unexplained += other.unexplained
+        for name, texts in other.examples.items():
+            self.examples[name].extend(texts[:3 - len(self.examples[name])])
+
 
 def run_sequence(mod, config: dict, tally: Tally):
     """`config`'s passes on `mod` one at a time (stopping at one that raises), tallied."""
@@ -177,6 +191,40 @@ def run_sequence(mod, config: dict, tally: Tally):
             mod = after
 
 
+def tally_case(request: dict) -> tuple[int, Tally]:
+    """(sequences run, their tally) of one case's request, in a child process."""
+    tally = Tally()
+    try:
+        mod = load_dialect("relax").lower(request)
+        relax.analysis.well_formed(mod)
+    except Exception:  # noqa: BLE001 - a case TVM refuses to lower has no sequences to run
+        return 0, tally
+    sequences = [config for config in request["configs"] if config.get("passes")]
+    for config in sequences:
+        run_sequence(mod, config, tally)
+    return len(sequences), tally
+
+
+class CaseRunner:
+    """Each case in a child process: a pass that kills its process (TVM's SIGFPE in
+    ConvertLayout, a campaign finding) costs that case, not the run."""
+
+    def __init__(self):
+        self.pool, self.killed = self._new_pool(), 0
+
+    @staticmethod
+    def _new_pool():
+        return ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))
+
+    def run(self, request: dict) -> tuple[int, Tally] | None:
+        try:
+            return self.pool.submit(tally_case, request).result()
+        except BrokenProcessPool:
+            self.killed += 1
+            self.pool = self._new_pool()
+            return None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
@@ -186,20 +234,15 @@ def main(argv=None) -> int:
     info = dialect_info("relax")
     maker = CaseMaker(Settings(seed=args.seed, ops=args.ops, pass_checks=CHECK_SEQUENCES), load_specs(), info,
                       load_catalog([], builtin=info.catalog))
-    dialect, tally, cases, sequences, start = load_dialect("relax"), Tally(), 0, 0, time.time()
+    runner, tally, cases, sequences, start = CaseRunner(), Tally(), 0, 0, time.time()
     while time.time() - start < args.seconds:
-        case = maker.make_case(cases)
+        got = runner.run(maker.make_case(cases).request)
         cases += 1
-        try:
-            mod = dialect.lower(case.request)
-            relax.analysis.well_formed(mod)
-        except Exception:  # noqa: BLE001 - a case TVM refuses to lower has no sequences to run
-            continue
-        for config in case.configs:
-            if config.get("passes"):
-                sequences += 1
-                run_sequence(mod, config, tally)
-    print(f"seed {args.seed}: {cases} cases, {sequences} sequences, {time.time() - start:.0f} s")
+        if got is not None:
+            sequences += got[0]
+            tally.add(got[1])
+    print(f"seed {args.seed}: {cases} cases ({runner.killed} killed their process), {sequences} sequences, "
+          f"{time.time() - start:.0f} s")
     print(f"{'pass':36} {'runs':>6} {'known':>6} {'unexplained':>12}")
     for name in sorted(tally.runs, key=lambda n: (-tally.unexplained[n], -tally.known[n], n)):
         if tally.known[name] or tally.unexplained[name]:

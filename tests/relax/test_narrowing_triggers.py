@@ -73,3 +73,29 @@ def test_an_inferred_shape_expression_is_justified_by_the_value_its_symbols_are_
     assert justified(padded, inferred, {n: 3})
     assert not justified(padded, inferred, {n: 2})
     assert not justified(padded, inferred, {})
+
+
+def test_a_tuple_type_is_justified_field_by_field():
+    """relax.nn.batch_norm's (output, mean, variance), its output typed static."""
+    n = tirx.Var("n", "int64")
+    def outputs(dim):
+        return relax.TupleType([relax.TensorType([dim, 3], "float64"), relax.TensorType([3], "float64")])
+    assert justified(outputs(1), outputs(n), {n: 1})
+    assert not justified(outputs(1), outputs(n), {n: 2})
+
+
+def test_a_campaign_case_runs_each_of_its_pass_sequences(specs):
+    """tally_case: every pass sequence of a campaign's case (its own and the check-only
+    ones) is run, pass by pass."""
+    from hirfuzz.campaign.cases import CaseMaker
+    from hirfuzz.campaign.settings import Settings
+    from hirfuzz.core.passes import load_catalog
+    from hirfuzz.dialects import dialect_info
+    from narrowing_triggers import CHECK_SEQUENCES, tally_case
+    info = dialect_info("relax")
+    maker = CaseMaker(Settings(seed=2, ops=4, pass_checks=CHECK_SEQUENCES), specs, info,
+                      load_catalog([], builtin=info.catalog))
+    request = maker.make_case(0).request
+    sequences, tally = tally_case(request)
+    assert sequences == len([config for config in request["configs"] if config.get("passes")]) > CHECK_SEQUENCES
+    assert sum(tally.runs.values()) >= sequences
