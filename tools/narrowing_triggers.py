@@ -20,8 +20,11 @@ Each trigger is classed:
 The class is module-wide, not scoped: a match_cast anywhere in the output counts, so
 `known` is read against the program where it matters.
 
-Measured 2026-11-26 (issue 27): every trigger was `known`, so a per-pass check of
-"typed narrower than inferred" would flag sound refinements; hirfuzz makes no such check.
+Measured 2026-11-26 (issue 27; seeds 1-3, 140 s each): 2,794 cases, 13,950 sequences, 396
+triggers in 11 passes, every one `known`. Each of the 11 runs CanonicalizeBindings inside
+itself (the pattern rewriters, ConvertToDataflow, ExpandTupleArguments, RemoveUnusedOutputs,
+InlinePrivateFunctions) or is it. A per-pass check of "typed narrower than inferred" would
+flag sound refinements, so hirfuzz makes no such check.
 """
 from __future__ import annotations
 
