@@ -93,7 +93,7 @@ KNOWN_TVM_BUGS = {
         "therefore leaves such a scan on static shapes."),
 }
 
-# what "scan-symbolic-leading-axis" is about: the ops, the rank, the axes (normalised)
+# the ops "scan-symbolic-leading-axis" is about (the rank and axes: _slow_to_build_dynamic)
 SLOW_SYMBOLIC_SCANS = {"cumsum", "cumprod"}
 
 
