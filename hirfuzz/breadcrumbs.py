@@ -69,15 +69,20 @@ class _Trail:
     def __init__(self):
         self.on = False
         self.config: int | None = None
+        # the pass the passes stage is in, also with the breadcrumbs off: a pass that raises
+        # with no TVM frame to say where (Relay's type checker) is named by it (worker.run_config)
+        self.pass_name: str | None = None
 
     def start_request(self):
         self.config = None
+        self.pass_name = None
         self._write({})
 
     def enter_config(self, index: int):
         self.config = index
 
     def at(self, stage: Stage, pass_name: str | None = None):
+        self.pass_name = pass_name
         said = {"stage": stage.value}
         if self.config is not None:
             said["config"] = self.config

@@ -337,6 +337,8 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
         return reply
     except Exception as exc:
         reply = error_reply(stage, exc, dialect.take_diagnostics())
+        if stage == "passes" and TRAIL.pass_name:
+            reply["failed_pass"] = TRAIL.pass_name
         if getattr(exc, INNER_PASSES, None):  # a pass that raised, and the passes within it that raise alike
             reply["inner_passes"] = getattr(exc, INNER_PASSES)
         reply["timings"] = timings

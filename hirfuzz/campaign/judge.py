@@ -147,6 +147,7 @@ class Judge:
                                                                            reply["traceback"]),
                           message=f"{said[:320]}{self._under(config, oracle)}", detail=reply["traceback"],
                           case=case.index, extra={"exc_type": exc_type, "config": config,
+                                                  **_failed_pass(reply.get("failed_pass")),
                                                   **_inner_passes(reply.get("inner_passes"))})
         return Outcome(Status.ERROR, stage, finding, reply["traceback"])
 
@@ -160,6 +161,12 @@ class Judge:
     def _under(self, config: dict, oracle: Oracle) -> str:
         """" under <configuration>" in the message of a finding not on the first IR's baseline."""
         return ORACLES[oracle].under(config, self.label())
+
+
+def _failed_pass(name: str | None) -> dict:
+    """A finding's extra for the pass of the sequence that raised (the reply's "failed_pass"):
+    where no TVM frame says where, it is what the root key names (reducer.root_key_of)."""
+    return {"failed_pass": name} if name else {}
 
 
 def _inner_passes(inner: list[str] | None) -> dict:

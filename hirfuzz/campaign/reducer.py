@@ -370,8 +370,9 @@ class Reduction:
             reduced = "reduce_graph" in state.stats and "kept_unreduced" not in state.finding.extra.get("reduction", {})
             signature = state.reduced_signature or (signature if reduced else None)
         passes = state.case.configs[-1].get("passes") or []
-        sole_pass = passes[0]["name"] if len(passes) == 1 else None
-        return root_key(signature, _PREFIXES, sole_pass) if signature else None
+        # the pass that raised, as the worker said; else, where the reduced program needs one pass, that one
+        failed_pass = state.finding.extra.get("failed_pass") or (passes[0]["name"] if len(passes) == 1 else None)
+        return root_key(signature, _PREFIXES, failed_pass) if signature else None
 
     def merged_into_known(self, job: Job, passes: list) -> bool:
         """Isolating a finding may change what it is keyed on: a pass-order wrong result is

@@ -294,6 +294,8 @@ class Confirm(Step):
         if reduction.failed_alike(found, finding.signature):
             finding.message, finding.detail = found.message, found.detail
             state.reduced_signature = found.signature
+            if found.extra.get("failed_pass"):
+                finding.extra["failed_pass"] = found.extra["failed_pass"]
             return reduced
         said = f"failed otherwise: {found.message[:200]}" if found is not None else "did not fail"
         finding.extra.setdefault("reduction", {})["kept_unreduced"] = (

@@ -127,7 +127,7 @@ def _dtype_complaint(complaint: str) -> str:
     return _DTYPE_MISMATCH.sub(lambda m: "`{}` does not match `{}`".format(*sorted(m.group(1, 2))), first)
 
 
-def root_key(signature: str, oracle_prefixes: set[str], sole_pass: str | None = None) -> str | None:
+def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None = None) -> str | None:
     """Where TVM fails, whichever program, oracle or configuration showed it: the key that
     makes findings with one root cause one finding (findings.FindingTables.join_root).
 
@@ -139,8 +139,8 @@ def root_key(signature: str, oracle_prefixes: set[str], sole_pass: str | None = 
     left out already (ill_formed_key), a type mismatch as its dtypes whatever the rank
     (_dtype_complaint). A wrong result's signature is keyed on where the reduced program
     shows it (call with the reduced program's signature). A crash in a pass that no TVM frame
-    places is keyed on `sole_pass`, the one pass its reduced program needs, where it needs
-    one. A worker's death names no place in TVM, nor does any
+    places is keyed on `failed_pass`, the pass of the sequence that raised (or the one pass
+    its reduced program needs). A worker's death names no place in TVM, nor does any
     other signature: None, and the finding keeps its own."""
     head, _, rest = signature.partition("|")
     if f"{head}|" in oracle_prefixes:
@@ -158,11 +158,11 @@ def root_key(signature: str, oracle_prefixes: set[str], sole_pass: str | None = 
         return None
     stage, exc_type, frame, message = parts
     where = frame or f"stage:{stage}"
-    if not frame and stage == "passes" and sole_pass:
+    if not frame and stage == "passes" and failed_pass:
         # no TVM frame says where (Relay's type checker raising at the end of a pass): the
-        # one pass the reduced program needs does, and its type mismatch is keyed as an
-        # ill-formed output's is (one ToMixedPrecision fault at two ranks is one key)
-        where, message = f"pass:{sole_pass}", _dtype_complaint(message)
+        # pass that raised does, and its type mismatch is keyed as an ill-formed output's is
+        # (one ToMixedPrecision fault at two ranks, or after another pass, is one key)
+        where, message = f"pass:{failed_pass}", _dtype_complaint(message)
     # cut shorter than normalize_message cuts: a longer shape moved its cut further in
     return f"{ROOT}|crash|{exc_type}|{where}|{_SHAPE.sub('(shape)', message)[:ROOT_MESSAGE]}"
 
