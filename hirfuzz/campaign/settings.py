@@ -38,7 +38,7 @@ DIALECT_DEFAULTS = {
     # 30-min run where the built cases alone found 19, and overran --time by 9 minutes
     # finishing the extra findings (README.md)
     "relax": DialectDefaults(ops=DEFAULT_OPS, mutations=DEFAULT_MUTATIONS, executors=(),
-                             max_passes=DEFAULT_MAX_PASSES, pass_checks=4),
+                             max_passes=DEFAULT_MAX_PASSES, pass_checks=4, check_cases=4),
     # Relay (TVM 0.19, LLVM with assertions) builds a 40-operator graph for 20-40 s, twice a
     # case: on a loaded 2-core machine every such case ran past the 60-s limit. 10 and 5
     # operators found about as many root causes an hour, 10 the more kinds on two seeds
@@ -46,7 +46,7 @@ DIALECT_DEFAULTS = {
     # Its reductions are bounded and wait for fuzzing.
     "relay": DialectDefaults(ops=10, mutations=DEFAULT_MUTATIONS, executors=(),
                              max_passes=DEFAULT_MAX_PASSES, reduce_trials=40, reduce_seconds=180.0,
-                             reduce_share=0.25),
+                             reduce_share=0.25, check_cases=4),
 }
 
 

@@ -28,9 +28,10 @@ def plant(tmp_path, text):
 def campaign(tmp_path, specs, n=2, ops=2):
     out = tmp_path / "out"
     # --versions none: no version triage under the other Relax releases a machine may have set
-    # up (tests/relax/test_versions.py guards it); each confirmed finding cost some 25 s more
+    # up (tests/relax/test_versions.py guards it); each confirmed finding cost some 25 s more.
+    # --check-cases 0: every case built and compared, which these tests count on
     proc = run_hirfuzz("--specs", specs, "--iterations", n, "--ops", ops, "--out", out, "--no-progress",
-                       "--versions", "none")
+                       "--versions", "none", "--check-cases", 0)
     assert proc.returncode == 0, proc.stderr
     return out, json.loads((out / "summary.json").read_text())
 
@@ -214,7 +215,7 @@ def test_known_findings_of_an_earlier_campaign_are_counted_not_filed_again(tmp_p
     for name, known in (("from-folder", first), ("from-list", signatures)):
         out = tmp_path / name
         proc = run_hirfuzz("--specs", tmp_path / "specs", "--iterations", 3, "--ops", 2, "--out", out,
-                           "--no-progress", "--known", known)
+                           "--no-progress", "--known", known, "--check-cases", 0)
         assert proc.returncode == 0, proc.stderr
         s = json.loads((out / "summary.json").read_text())
         assert s["findings"] == [] and s["pending"] == [] and s["unconfirmed"] == [], name
