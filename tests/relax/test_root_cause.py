@@ -226,6 +226,58 @@ def test_a_pass_whose_inner_passes_do_not_fail_alike_keeps_the_blame(specs):
 
 
 @I.ir_module
+class InlinedIntoMatchCasts:
+    """bench17/relax-after-k4 finding 0018 (TVM 0.27, reduced by hirfuzz): once LegalizeOps
+    has made its calls call_tir, CanonicalizeBindings leaves main ill-formed (a call_tir's
+    declared output no longer matches its PrimFunc, after the match_casts' refinement).
+    InlinePrivateFunctions canonicalizes each function it inlines into (inline_functions.cc),
+    so inlining f1 fails alike: one root cause, the inner pass's."""
+    @R.function(private=True)
+    def f1(p1_0: R.Tensor((3,), dtype="float64"), p5_0: R.Tensor((), dtype="float64")) -> R.Tensor((3,), dtype="float64"):
+        with R.dataflow():
+            lv: R.Tensor((3,), dtype="float64") = R.atan2(p1_0, p5_0)
+            gv: R.Tensor((3,), dtype="float64") = lv
+            R.output(gv)
+        return gv
+
+    @R.function
+    def main(x0: R.Tensor((4, 1), dtype="int32"), x1: R.Tensor((3,), dtype="float64"), x2: R.Tensor((4, 6), dtype="uint64"), x5: R.Tensor((), dtype="float64")) -> R.Tuple(R.Tensor((), dtype="uint64"), R.Tensor((4, 1), dtype="int32"), R.Tensor((3,), dtype="float64")):
+        n4 = T.int64()
+        n6 = T.int64()
+        n1 = T.int64()
+        cls = InlinedIntoMatchCasts
+        gv: R.Tensor((n4, n6), dtype="uint64") = R.match_cast(x2, R.Tensor((n4, n6), dtype="uint64"))
+        if n4 >= 1:
+            gv1: R.Tensor((), dtype="uint64") = R.mean(x2, axis=[-2, -1], keepdims=False)
+            gv3: R.Tensor((), dtype="uint64") = gv1
+        else:
+            gv2: R.Tensor((), dtype="uint64") = R.zeros(R.shape([]), dtype="uint64")
+            gv3: R.Tensor((), dtype="uint64") = gv2
+        with R.dataflow():
+            lv: R.Shape([4, 1]) = R.shape_of(x0)
+            lv1: R.Shape([n4, n1]) = R.match_cast(lv, R.Shape([n4, n1]))
+            lv2: R.Tensor((n4, n1), dtype="int32") = R.reshape(x0, R.shape([n4, n1]))
+            lv3: R.Tensor((4, 1), dtype="int32") = R.match_cast(lv2, R.Tensor((4, 1), dtype="int32"))
+            lv4: R.Tensor((n4, 1), dtype="int32") = R.match_cast(lv3, R.Tensor((n4, 1), dtype="int32"))
+            lv5: R.Tensor((n4, 1), dtype="int32") = R.sign(lv4)
+            lv6: R.Tensor((4, 1), dtype="int32") = R.match_cast(lv5, R.Tensor((4, 1), dtype="int32"))
+            lv7: R.Tensor((3,), dtype="float64") = cls.f1(x1, x5)
+            gv4: R.Tensor((4, 1), dtype="int32") = lv6
+            gv5: R.Tensor((3,), dtype="float64") = lv7
+            R.output(gv4, gv5)
+        return (gv3, gv4, gv5)
+
+
+def test_inlining_a_function_fails_as_the_canonicalization_it_runs_inside_it(specs):
+    catalog = load_catalog()
+    inlined = judged(specs, InlinedIntoMatchCasts, parse_sequence("LegalizeOps,InlinePrivateFunctions", catalog))
+    alone = judged(specs, InlinedIntoMatchCasts, parse_sequence("LegalizeOps,CanonicalizeBindings", catalog))
+    assert inlined.extra["blamed_pass"] == "InlinePrivateFunctions"
+    assert inlined.extra["inner_passes"][0] == "CanonicalizeBindings", inlined.extra
+    assert inlined.extra["root_key"] == alone.extra["root_key"]
+
+
+@I.ir_module
 class PrivateFunctionAsValue:
     """bench15/after finding 0017 (TVM 0.27, reduced by hirfuzz): InlinePrivateFunctions
     inlines get_f1 into main and drops f1, which get_f1 returned as a value: main is left
