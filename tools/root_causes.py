@@ -4,13 +4,18 @@ failing configuration, with its steps as saved (no `runs_inside_it`: before) and
 catalog makes them now (after), judged as a campaign judges it, and keyed
 (core.finding.root_key). Needs the TVM the campaigns ran (apache-tvm 0.27).
 
-    python tools/root_causes.py [--narrowing] OUT [OUT ...]
+    python tools/root_causes.py [--narrowing | --saved] OUT [OUT ...]
 
 Prints, per finding, its root key before and after where they differ, then per campaign
 the findings and the distinct root keys: as saved, before and after. Only a finding that
 failed in a pass (a raise or an ill-formed output) is run again: where a build, a run or a
 worker's death fails, which pass TVM runs inside another plays no part, and its saved
-root key stands (its signature's, where the campaign saved none).
+root key stands (its signature's, where the campaign saved none), but for a worker's death,
+keyed now on the fatal line its log ends with (core.finding.death_root_key), where it has one.
+
+--saved runs nothing again: each finding's key as saved and as hirfuzz keys it now from what
+it saved (a death from its log, any other as saved). Relay campaigns' programs this tool
+cannot run (it lowers with Relax): use --saved for them.
 
 --narrowing projects a check hirfuzz does not make (issue 27's "one finding per root
 cause", the CanonicalizeBindings family): after each pass of a finding's failing
@@ -59,6 +64,14 @@ def saved_key(finding: dict) -> str:
     """The root key a campaign saved, or its signature's (a death's: the signature itself)."""
     return (finding["extra"].get("root_key") or root_key(finding["signature"], _PREFIXES)
             or finding["signature"])
+
+
+def current_key(finding: dict) -> str:
+    """The root key hirfuzz gives a saved finding now without running it: a worker's death
+    keyed on the fatal line of its log (its detail), any other as saved."""
+    if finding["stage"] == "worker":
+        return root_key(finding["signature"], _PREFIXES, detail=finding.get("detail", "")) or finding["signature"]
+    return saved_key(finding)
 
 
 def with_catalog_steps(config: dict, catalog) -> dict:
@@ -148,9 +161,9 @@ def campaign_keys(out: Path, catalog, specs, dialect, judge: Judge) -> list[tupl
     rows = []
     for folder in sorted(p for p in (out / "findings").iterdir() if (p / "finding.json").is_file()):
         finding = json.loads((folder / "finding.json").read_text())
-        saved = saved_key(finding)
+        saved, now = saved_key(finding), current_key(finding)
         if finding["kind"] != "crash" or finding["stage"] not in PASS_STAGES:
-            rows.append((folder.name, saved, saved, saved))
+            rows.append((folder.name, saved, now, now))
             continue
         case_json = json.loads((folder / "case.json").read_text())
         config = case_json["configs"][-1]  # the failing one: isolation put it last
@@ -160,9 +173,33 @@ def campaign_keys(out: Path, catalog, specs, dialect, judge: Judge) -> list[tupl
     return rows
 
 
+def saved_keys(out: Path) -> list[tuple[str, str, str]]:
+    """(finding folder, saved, now) root keys of each finding of `out`, nothing run (current_key)."""
+    rows = []
+    for folder in sorted(p for p in (out / "findings").iterdir() if (p / "finding.json").is_file()):
+        finding = json.loads((folder / "finding.json").read_text())
+        rows.append((folder.name, saved_key(finding), current_key(finding)))
+    return rows
+
+
+def print_saved(outs: list[Path]) -> int:
+    """--saved: per campaign, the findings and their distinct root keys as saved and now."""
+    table = []
+    for out in outs:
+        rows = saved_keys(out)
+        for name, saved, now in rows:
+            if saved != now:
+                print(f"{out.name}/{name}\n  saved  {saved[:140]}\n  now    {now[:140]}")
+        table.append((out.name, len(rows), len({r[1] for r in rows}), len({r[2] for r in rows})))
+    print(f"\n{'campaign':<20} {'findings':>8} {'saved':>9} {'now':>9}   (distinct root keys)")
+    for name, findings, saved, now in table:
+        print(f"{name:<20} {findings:>8} {saved:>9} {now:>9}")
+    return 0
+
+
 def main(argv: list[str]) -> int:
-    narrowing = "--narrowing" in argv
-    argv = [a for a in argv if a != "--narrowing"]
+    narrowing, saved_only = "--narrowing" in argv, "--saved" in argv
+    argv = [a for a in argv if a not in ("--narrowing", "--saved")]
     if not argv:
         print(__doc__.strip().splitlines()[6].strip(), file=sys.stderr)
         return 2
@@ -171,6 +208,8 @@ def main(argv: list[str]) -> int:
         if not (out / "findings").is_dir():
             print(f"root_causes: error: {out}: no findings/ folder (not a campaign's --out)", file=sys.stderr)
             return 2
+    if saved_only:
+        return print_saved(outs)
     catalog, specs, dialect = load_catalog(), load_specs(), load_dialect("relax")
     judge = Judge(specs, {})
     table = []

@@ -361,7 +361,8 @@ class Reduction:
         """Where TVM fails in the finished case (core.finding.root_key), the key a finding
         joins another with one root cause by; None where it cannot be said: a wrong result
         whose reduced program did not run once more alike (what differs first then belongs
-        to the program as generated), a worker's death, a disruptive finding."""
+        to the program as generated), a worker's death whose log says nothing fatal (its
+        detail is the reduced program's once confirmed), a disruptive finding."""
         if job.folder != "findings" or state.case.disruption is not None:
             return None
         signature = state.finding.signature
@@ -372,7 +373,7 @@ class Reduction:
         passes = state.case.configs[-1].get("passes") or []
         # the pass that raised, as the worker said; else, where the reduced program needs one pass, that one
         failed_pass = state.finding.extra.get("failed_pass") or (passes[0]["name"] if len(passes) == 1 else None)
-        return root_key(signature, _PREFIXES, failed_pass) if signature else None
+        return root_key(signature, _PREFIXES, failed_pass, state.finding.detail) if signature else None
 
     def merged_into_known(self, job: Job, passes: list) -> bool:
         """Isolating a finding may change what it is keyed on: a pass-order wrong result is

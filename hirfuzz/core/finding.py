@@ -10,6 +10,8 @@ import hashlib
 import re
 from dataclasses import asdict, dataclass, field
 
+from ..breadcrumbs import PREFIX as BREADCRUMB
+
 _FRAME = re.compile(r'File "[^"]*?/src/([^"]+)", line \d+, in (.+)')
 # a TVM check is known by its condition: what follows "is false:" names the IR at hand
 _RAISED = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt)\b:?")
@@ -127,7 +129,87 @@ def _dtype_complaint(complaint: str) -> str:
     return _DTYPE_MISMATCH.sub(lambda m: "`{}` does not match `{}`".format(*sorted(m.group(1, 2))), first)
 
 
-def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None = None) -> str | None:
+# --- a dead worker's last words -----------------------------------------------------------------
+
+# what a dying process says of why, where it says anything (a segfault says nothing): a failed
+# C assert, glibc's "prog: /path/File.cpp:48: void f(): Assertion `expr' failed." (LLVM and
+# TVM built with assertions abort so); LLVM's report_fatal_error; a TVM check; and a TVM error
+# that escaped to std::terminate, whose what() ends in "File "/path/x.cc", line N" and the error
+_ASSERTION = re.compile(r"(?P<path>[^\s:]+):\d+: (?P<function>.+?): Assertion `(?P<expr>.*)' failed\.")
+_LLVM_ERROR = re.compile(r"LLVM ERROR: (?P<message>.+)")
+_PATH_ON_LINE = re.compile(r"(?P<path>[^\s:\"]+\.(?:cc|cpp|c|h|hpp)):\d+:")
+_FRAME_PATH = re.compile(r'File "([^"]+)", line \d+')  # a frame of a TVM error's what()
+_UNCAUGHT = "terminate called after throwing an instance of"
+_ERROR_LINE = re.compile(r"^(?P<line>[A-Za-z_][\w.:]*(?:Error|Exception): .+)")
+_REQUEST_START = f"{BREADCRUMB}{{}}"  # a request's first breadcrumb, an empty one
+
+
+def _file_name(path: str) -> str:
+    """A source file as a key keeps it: its name, not where the build kept it."""
+    return path.rsplit("/", 1)[-1]
+
+
+def _last_request(log: str) -> list[str]:
+    """The lines of a worker's log since its last request began (a worker's log holds the
+    cases it answered before, whose output says nothing of this death)."""
+    lines = log.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.strip() == _REQUEST_START]
+    return lines[starts[-1] + 1:] if starts else lines
+
+
+def _fatal_of_line(line: str, before: list[str], uncaught: bool) -> tuple[str, str] | None:
+    """(where, what) of one line of a dying process's output, if it is a fatal one."""
+    assertion = _ASSERTION.search(line)
+    if assertion:
+        return (f"{_file_name(assertion['path'])}:{assertion['function']}",
+                f"Assertion `{assertion['expr']}' failed.")
+    llvm = _LLVM_ERROR.search(line)
+    if llvm:
+        return "LLVM ERROR", llvm["message"]
+    check = _CHECK.search(line)
+    error = _ERROR_LINE.match(line.strip()) if uncaught else None
+    if not check and not error:
+        return None
+    # the file names the place: on the check's own line (a log line's "/path/x.cc:57:"), or
+    # the last frame of the what() that an uncaught error printed before its error line
+    on_line = _PATH_ON_LINE.search(line)
+    frames = [m.group(1) for m in map(_FRAME_PATH.search, before) if m]
+    path = on_line["path"] if on_line else (frames[-1] if frames else "")
+    return _file_name(path), (check.group(1) if check else error["line"])
+
+
+def fatal_line(log: str) -> tuple[str, str] | None:
+    """Where and what a dead worker's log (a death finding's detail) says it died of, the
+    last such line of its last request: ("LLVMContextImpl.cpp:llvm::LLVMContextImpl::~LLVMContextImpl()",
+    "Assertion `TrailingDbgRecords.empty() && ...' failed."), normalised (file names, not
+    paths; no line numbers, numbers or addresses); None where it said nothing fatal (a
+    segfault, a floating-point exception)."""
+    lines = _last_request(log)
+    uncaught = any(_UNCAUGHT in line for line in lines)
+    for index in range(len(lines) - 1, -1, -1):
+        found = _fatal_of_line(lines[index], lines[:index], uncaught)
+        if found:
+            where, what = found
+            # numbers and addresses dropped, as from a crash's message
+            return normalize_message(where), normalize_message(what)
+    return None
+
+
+def death_root_key(signal: str, log: str) -> str | None:
+    """A dead worker's root key: its signal (or "exit") and the fatal line its log ends with
+    (fatal_line), not where it died, as a crash's frame stands for its stage: one LLVM
+    assertion in two stages or after two pass sequences is one fault. None where its log
+    says nothing fatal: a bare signal names no fault, and deaths of one signal in one place
+    stay apart by their signatures."""
+    fatal = fatal_line(log)
+    if fatal is None:
+        return None
+    where, what = fatal
+    return f"{ROOT}|crash|{signal}|{where}|{what[:ROOT_MESSAGE]}"
+
+
+def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None = None,
+             detail: str = "") -> str | None:
     """Where TVM fails, whichever program, oracle or configuration showed it: the key that
     makes findings with one root cause one finding (findings.FindingTables.join_root).
 
@@ -140,8 +222,9 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     (_dtype_complaint). A wrong result's signature is keyed on where the reduced program
     shows it (call with the reduced program's signature). A crash in a pass that no TVM frame
     places is keyed on `failed_pass`, the pass of the sequence that raised (or the one pass
-    its reduced program needs). A worker's death names no place in TVM, nor does any
-    other signature: None, and the finding keeps its own."""
+    its reduced program needs). A worker's death is keyed on the fatal line its log
+    (`detail`) ends with, where it has one (death_root_key); one without, or any other
+    signature: None, and the finding keeps its own."""
     head, _, rest = signature.partition("|")
     if f"{head}|" in oracle_prefixes:
         signature = rest
@@ -154,7 +237,9 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     if kind != "crash":
         return None
     parts = rest.split("|", 3)  # stage, exception, frame, message (which may hold a "|")
-    if len(parts) < 4 or parts[0] == "worker":
+    if parts[0] == "worker":  # "worker", its signal, where it died
+        return death_root_key(parts[1], detail) if len(parts) > 1 else None
+    if len(parts) < 4:
         return None
     stage, exc_type, frame, message = parts
     where = frame or f"stage:{stage}"

@@ -4,9 +4,11 @@ finding first filed with that key, which keeps its folder; the joined one's sign
 become aliases, its hits are added, its files kept in merged/, and a resumed campaign
 knows all of it."""
 import json
+import threading
 
 from hirfuzz.campaign.coordinator import Campaign, Settings
-from hirfuzz.campaign.reducer import _PREFIXES
+from hirfuzz.campaign.reducer import _PREFIXES, Job, Reduction
+from hirfuzz.campaign.reduction_steps import Finishing
 from hirfuzz.core.finding import Finding, crash_signature, ill_formed_signature, root_key
 from hirfuzz.core.spec import load_specs
 
@@ -157,3 +159,75 @@ def test_a_frameless_pass_crash_is_keyed_on_the_one_pass_its_reduced_program_nee
                     "ToMixedPrecision") != root_key(tensor, _PREFIXES, "ToMixedPrecision")
     assert root_key(scalar, _PREFIXES) != root_key(tensor, _PREFIXES)
     assert "|stage:passes|" in root_key(scalar, _PREFIXES)
+
+
+# --- a dead worker's fatal line -------------------------------------------------------------------
+
+LLVM_ASSERT = ("python: /project/llvm-project/llvm/lib/IR/LLVMContextImpl.cpp:48: "
+               "llvm::LLVMContextImpl::~LLVMContextImpl(): Assertion `TrailingDbgRecords.empty() && "
+               "\"DbgRecords in blocks not cleaned\"' failed.")
+
+
+def death_log(*last_words: str, stage: str = "build") -> str:
+    """A dead worker's log as its finding's detail keeps it: its breadcrumbs, then what it said."""
+    crumbs = ['hirfuzz-at {}', 'hirfuzz-at {"stage": "lower"}', f'hirfuzz-at {{"stage": "{stage}", "config": 0}}']
+    return "\n".join([*crumbs, *last_words]) + "\n"
+
+
+def test_two_deaths_with_one_assertion_share_a_root_key_wherever_they_died_and_its_source_was_built():
+    # the bench17 Relay death (float16 acos after ToMixedPrecision, TVM 0.19), and one with
+    # the assertion at another path and line, died in a pass: one LLVM fault
+    build = root_key("pass-order|crash|worker|SIGABRT|build", _PREFIXES, detail=death_log(LLVM_ASSERT))
+    elsewhere = LLVM_ASSERT.replace("/project/llvm-project/llvm/lib/IR/", "/src/llvm/lib/IR/").replace(":48:", ":51:")
+    in_pass = root_key("crash|worker|SIGABRT|passes:FuseOps", _PREFIXES,
+                       detail=death_log("[21:15:38] to_mixed_precision.cc:529: Warning: Op \"acos\"", elsewhere,
+                                        stage="passes"))
+    assert build == in_pass == ("root|crash|SIGABRT|LLVMContextImpl.cpp:llvm::LLVMContextImpl::~LLVMContextImpl()|"
+                                "Assertion `TrailingDbgRecords.empty() && \"DbgRecords in blocks not cleaned\"' failed.")
+
+
+def test_a_death_without_a_fatal_line_has_no_root_key():
+    # the bench17 Relax deaths: a SIGFPE in ConvertLayout leaves its breadcrumbs alone;
+    # a TVM warning is no fatal line
+    quiet = death_log('hirfuzz-at {"stage": "passes", "config": 0, "pass": "ConvertLayout"}', stage="passes")
+    assert root_key("crash|worker|SIGFPE|passes:ConvertLayout", _PREFIXES, detail=quiet) is None
+    warned = death_log("[21:15:38] /project/tvm/src/relay/transforms/to_mixed_precision.cc:529: Warning: "
+                       "Op \"acos\" not registered FTVMMixedPrecisionConversionType appears 1 times in graph.")
+    assert root_key("crash|worker|SIGSEGV|build", _PREFIXES, detail=warned) is None
+    assert root_key("hang|worker|timeout", _PREFIXES, detail=death_log(LLVM_ASSERT)) is None
+
+
+def test_a_fatal_line_an_earlier_case_of_the_worker_left_is_not_this_deaths():
+    earlier = death_log("LLVM ERROR: Cannot select: intrinsic %llvm.x86.foo")
+    assert root_key("crash|worker|SIGSEGV|build", _PREFIXES, detail=earlier + death_log()) is None
+
+
+def test_different_fatal_lines_are_different_root_keys():
+    def key(*last_words: str, signal: str = "SIGABRT") -> str | None:
+        return root_key(f"crash|worker|{signal}|build", _PREFIXES, detail=death_log(*last_words))
+    other_assert = LLVM_ASSERT.replace("TrailingDbgRecords.empty()", "use_empty()")
+    other_place = LLVM_ASSERT.replace("LLVMContextImpl.cpp", "Value.cpp")
+    llvm_error = "LLVM ERROR: Cannot select: 0x55d0c2a1b2c8: f16 = facos 0x55d0c2a1b230"
+    tvm_check = "[12:00:01] /project/tvm/src/tir/transforms/lower_intrin.cc:57: Check failed: (x) is false: at v12"
+    uncaught = ["terminate called after throwing an instance of 'tvm::runtime::InternalError'",
+                "  what():  Traceback (most recent call last):", "  0: tvm::codegen::CodeGenLLVM::CreateIntrinsic",
+                '  File "/project/tvm/src/target/llvm/codegen_llvm.cc", line 1532',
+                "TVMError: unknown intrinsic Op(tir.acos)"]
+    keys = [key(LLVM_ASSERT), key(other_assert), key(other_place), key(llvm_error), key(tvm_check), key(*uncaught),
+            key(LLVM_ASSERT, signal="exit")]
+    assert None not in keys and len(set(keys)) == len(keys)
+    # addresses, numbers and a TVM path's folders are left out, as a crash's message leaves them
+    assert key(llvm_error) == key(llvm_error.replace("0x55d0c2a1b2c8", "0x7f00aa")) == \
+        "root|crash|SIGABRT|LLVM ERROR|Cannot select: Nx?: fN = facos Nx?"
+    assert key(tvm_check) == "root|crash|SIGABRT|lower_intrin.cc|Check failed: (x)"
+    assert key(*uncaught) == "root|crash|SIGABRT|codegen_llvm.cc|TVMError: unknown intrinsic Op(tir.acos)"
+
+
+def test_a_finished_death_is_keyed_on_the_fatal_line_of_its_reduced_programs_log(tmp_path):
+    campaign = Campaign(Settings(out=str(tmp_path / "out"), iterations=0), load_specs(), progress=False)
+    reduction = Reduction(campaign.reductions.host, None, threading.Event(), campaign.reductions.pending)
+    death = Finding(kind="crash", oracle="crash", stage="worker", signature="crash|worker|SIGABRT|build",
+                    message="killed by SIGABRT in the build stage", detail=death_log(LLVM_ASSERT))
+    job = Job("findings", None, death, "", "key", death.signature)
+    assert reduction.root_key_of(job, Finishing(death, campaign.maker.make_case(0))).startswith(
+        "root|crash|SIGABRT|LLVMContextImpl.cpp:")
