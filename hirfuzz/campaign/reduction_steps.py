@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Iterable, Protocol
 
 from ..core.finding import Finding
-from ..core.passes import minimise_sequence
+from ..core.passes import minimise_sequence, stand_ins_for, unmet_requirements
 from ..core.plan import LoweringPlan
 from ..core.reduce import reduce_graph
 from ..protocol import CHECK_ONLY, lowered_only
@@ -179,6 +179,13 @@ class DropPasses(Step):
         return _under(reduction, case, ORACLES[Oracle.PASS_ORDER].without_passes(config), finding)
 
 
+def _minimises(reduction: "Reduction", state: Finishing) -> bool:
+    """Is the finding's pass sequence to be made smaller? A wrong result is keyed on its
+    minimal sequence, so it is minimised even with --no-reduce; a crash is keyed on its
+    message, and its sequence is left as found."""
+    return _failing_passes(state, minimising=True) and (reduction.s.reduce or state.finding.kind == "wrong-result")
+
+
 class MinimisePasses(Step):
     """The shortest pass sequence that still fails alike (delta debugging over the
     sequence, each trial respecting the passes' requirements)."""
@@ -186,9 +193,7 @@ class MinimisePasses(Step):
     budgeted = True
 
     def applies(self, reduction, state):
-        # a wrong result is keyed on its minimal sequence, so it is minimised even with
-        # --no-reduce; a crash is keyed on its message, and its sequence is left as found
-        return _failing_passes(state, minimising=True) and (reduction.s.reduce or state.finding.kind == "wrong-result")
+        return _minimises(reduction, state)
 
     def run(self, reduction, state):
         case, finding = state.case, state.finding
@@ -203,6 +208,62 @@ class MinimisePasses(Step):
         if passes == config["passes"]:
             return case
         return _under(reduction, case, {**config, "passes": passes}, finding)
+
+
+class StandIn(Step):
+    """Each pass of the failing sequence replaced by a simpler one that stands in for it,
+    where the finding fails alike with it: first the passes it runs inside itself (its
+    catalog entry's `runs_inside_it`), then the catalog's `stand_ins` (Relax:
+    CanonicalizeBindings), each with its first choice of arguments, never the pass itself.
+
+    Why: a simpler pass that reproduces the failure is a smaller reproducer, one that does
+    not send a TVM developer to a pass that only carried the fault there; and findings of
+    one fault first seen after different passes that run it inside them come out with one
+    sequence, so that they key alike where the key names the sequence (a pass-order wrong
+    result's minimal sequence; a crash no TVM frame places, keyed on its one pass). Where a
+    TVM frame or an ill-formed output's pass keys the failure, the key never named the pass
+    that carried it (bench17's four CanonicalizeBindings findings of issue 27: each had its
+    pass replaced, and kept its own key: four failures, at four places). A trial is taken
+    only where it fails with the finding's own signature, as every step's is: a
+    substitution that changes the failure is not kept."""
+    name = "stand_in"
+    budgeted = True
+
+    def applies(self, reduction, state):
+        # where the sequence is minimised, and the catalog has a stand-in for one of its passes
+        # (Relay's names none); not a hang's, each of whose trials costs a time-out
+        catalog = reduction.host.catalog
+        return (_minimises(reduction, state) and state.finding.kind != "hang"
+                and any(stand_ins_for(step, catalog) for step in state.case.configs[-1]["passes"]))
+
+    def run(self, reduction, state):
+        case, finding = state.case, state.finding
+        config, catalog = case.configs[-1], reduction.host.catalog
+        passes, taken = list(config["passes"]), case
+        for position, step in enumerate(config["passes"]):
+            for stand_in in stand_ins_for(step, catalog):
+                trial_passes = [*passes[:position], stand_in, *passes[position + 1:]]
+                if unmet_requirements(trial_passes, catalog) is not None:
+                    continue  # a later pass needs what the replaced one establishes
+                trial = _under(reduction, case, {**config, "passes": trial_passes}, finding)
+                found = reduction.finding_of(trial)
+                if reduction.failed_alike(found, finding.signature):
+                    passes, taken = trial_passes, trial
+                    _blamed_as_in(found, finding)
+                    break
+        return taken
+
+
+def _blamed_as_in(found: Finding, finding: Finding):
+    """The finding's message and blame as the trial that replaced a pass found them: the
+    pass whose output was ill-formed, and the passes within it that fail alike (judge), are
+    the sequence's now, not the replaced pass's (titles and reports read them)."""
+    finding.message, finding.detail = found.message, found.detail
+    for key in ("blamed_pass", "inner_passes", "innermost_pass"):
+        if key in found.extra:
+            finding.extra[key] = found.extra[key]
+        else:
+            finding.extra.pop(key, None)
 
 
 # --- reducing: the program itself, where --reduce is on -----------------------------------
@@ -307,7 +368,7 @@ class Confirm(Step):
 
 
 # before a finding's signature is settled: a finding in findings/ that is no disruptive one's
-ISOLATING: tuple[Step, ...] = (IsolateConfig(), DropPasses(), MinimisePasses())
+ISOLATING: tuple[Step, ...] = (IsolateConfig(), DropPasses(), MinimisePasses(), StandIn())
 # then, with --reduce, on the isolated case (not a hang's: each trial would cost a time-out;
 # not a disruptive one's, tied to its graph's node numbering)
 REDUCING: tuple[Step, ...] = (ReduceGraph(), DropLowering(), ShrinkPlan(), Confirm())

@@ -72,6 +72,9 @@ RELAX_CATALOG = CatalogSection(PASS_CATALOG, "relax")
 @dataclass
 class Catalog:
     entries: dict[str, PassEntry]
+    # passes that reduction tries in place of any pass of a failing sequence (after that
+    # pass's own `runs_inside_it`): reduction_steps.StandIn
+    stand_ins: tuple[str, ...] = ()
 
     def names(self) -> list[str]:
         return list(self.entries)
@@ -167,10 +170,25 @@ def _read_yaml(path: Path):
         raise HirfuzzError(f"{path}{line}: not valid YAML ({getattr(exc, 'problem', exc)})") from None
 
 
-def _entries(path: Path, doc, dialect: str, known: list[str]) -> list[PassEntry]:
-    where, raws = _dialect_entries(path, doc, dialect, known)
-    return [_read_entry(f"{path}: {where}[{i}]", raw, str(path.resolve().parent), str(path))
-            for i, raw in enumerate(raws)]
+def _entries(path: Path, doc, dialect: str, known: list[str]) -> tuple[list[PassEntry], list[str]]:
+    """The entries a catalog file holds for `dialect`, and the stand-ins it names."""
+    where, section = _dialect_section(path, doc, dialect, known)
+    entries = [_read_entry(f"{path}: {_key(where, 'passes')}[{i}]", raw, str(path.resolve().parent), str(path))
+               for i, raw in enumerate(section["passes"])]
+    return entries, _read_stand_ins(f"{path}: {_key(where, 'stand_ins')}", section.get("stand_ins"))
+
+
+def _key(section: str, key: str) -> str:
+    """How an error names `key` of a catalog file's `section` ("" : the file's top)."""
+    return f"{section}.{key}" if section else key
+
+
+def _read_stand_ins(where: str, raw) -> list[str]:
+    if raw is None:
+        return []
+    if not isinstance(raw, list) or not all(isinstance(name, str) and name for name in raw):
+        raise HirfuzzError(f"{where}: a list of pass names")
+    return raw
 
 
 def _sections(builtin_doc, dialect: str) -> list[str]:
@@ -181,9 +199,10 @@ def _sections(builtin_doc, dialect: str) -> list[str]:
     return [dialect]
 
 
-def _dialect_entries(path: Path, doc, dialect: str, known: list[str]) -> tuple[str, list]:
-    """The entries a catalog file holds for `dialect`, and where they stand in it: its
-    `passes:` list (a file that serves one dialect), or that dialect's section's."""
+def _dialect_section(path: Path, doc, dialect: str, known: list[str]) -> tuple[str, dict]:
+    """The part of a catalog file that serves `dialect`, and where it stands in it: the file
+    itself (one that serves one dialect, its `passes:` list at the top), or that dialect's
+    section."""
     form = f"a 'passes' list, or a section per dialect ({', '.join(known)}) each holding one"
     if not isinstance(doc, dict):
         raise HirfuzzError(f"{path}: expected a mapping: {form}")
@@ -192,7 +211,7 @@ def _dialect_entries(path: Path, doc, dialect: str, known: list[str]) -> tuple[s
         if both:
             raise HirfuzzError(f"{path}: holds both a 'passes' list and section(s) {', '.join(both)}; "
                                f"expected {form}")
-        where, section = "passes", doc
+        where, section = "", doc
     else:
         unknown = [name for name in doc if name not in known]
         if unknown:
@@ -200,10 +219,10 @@ def _dialect_entries(path: Path, doc, dialect: str, known: list[str]) -> tuple[s
         if dialect not in doc:
             raise HirfuzzError(f"{path}: no '{dialect}' section (it has {', '.join(doc) or 'none'}), so "
                                f"nothing for a {dialect} campaign")
-        where, section = f"{dialect}.passes", doc[dialect]
+        where, section = dialect, doc[dialect]
     if not isinstance(section, dict) or not isinstance(section.get("passes"), list):
-        raise HirfuzzError(f"{path}: expected '{where}' to hold a list of passes")
-    return where, section["passes"]
+        raise HirfuzzError(f"{path}: expected '{_key(where, 'passes')}' to hold a list of passes")
+    return where, section
 
 
 def load_catalog(user_files: list[str | Path] | None = None, builtin: CatalogSection | None = None) -> Catalog:
@@ -213,21 +232,25 @@ def load_catalog(user_files: list[str | Path] | None = None, builtin: CatalogSec
     builtin_doc = _read_yaml(builtin.file)
     known = _sections(builtin_doc, builtin.dialect)
     entries: dict[str, PassEntry] = {}
+    stand_ins: dict[str, Path] = {}  # each stand-in, and the file that named it
     for path in [builtin.file] + [Path(p) for p in user_files or []]:
         doc = builtin_doc if path == builtin.file else _read_yaml(path)
-        for e in _entries(path, doc, builtin.dialect, known):
+        found, named = _entries(path, doc, builtin.dialect, known)
+        for e in found:
             if e.name in entries:
                 raise HirfuzzError(f"{path}: pass '{e.name}' is already in the catalog")
             if e.import_path is None and path != builtin.file:
                 raise HirfuzzError(f"{path}: pass '{e.name}' needs 'import: package.module:factory'")
             entries[e.name] = e
+        stand_ins.update({name: path for name in named if name not in stand_ins})
     _check_requirements(entries)
     _check_runs_inside(entries)
+    _check_stand_ins(stand_ins, entries, builtin.dialect)
     for name, e in entries.items():  # where each user module is, once the catalog holds together
         if e.import_path is not None:
             entries[name] = replace(e, search_dir=module_dir(e.import_path.split(":")[0], e.search_dir,
                                                              f"{e.source}: pass '{name}'"))
-    return Catalog(entries)
+    return Catalog(entries, tuple(stand_ins))
 
 
 def _check_requirements(entries: dict[str, PassEntry]):
@@ -270,6 +293,13 @@ def _check_runs_inside(entries: dict[str, PassEntry]):
             if inner == e.name or inner not in entries or entries[inner].import_path is not None:
                 raise HirfuzzError(f"{e.source}: pass '{e.name}': runs_inside_it names '{inner}', which is not "
                                    "another of TVM's passes in the catalog (one without 'import')")
+
+
+def _check_stand_ins(stand_ins: dict[str, Path], entries: dict[str, PassEntry], dialect: str):
+    """Each stand-in is a pass of the catalog: reduction makes its step from its entry."""
+    for name, path in stand_ins.items():
+        if name not in entries:
+            raise HirfuzzError(f"{path}: stand_ins names '{name}', which is not a pass in the {dialect} catalog")
 
 
 # --- user passes (in workers) ----------------------------------------------------------------
@@ -325,6 +355,16 @@ def _step(entry: PassEntry, args: dict) -> dict:
         step["import"] = entry.import_path
         step["search_dir"] = entry.search_dir
     return step
+
+
+def stand_ins_for(step: dict, catalog: Catalog) -> list[dict]:
+    """The steps reduction tries in place of `step` (reduction_steps.StandIn): the passes its
+    pass runs inside itself (`runs_inside_it`), then the catalog's stand-ins, each once and
+    with its first choice of arguments (as --pass-seq makes them), none of them the pass itself."""
+    entry = catalog.entries.get(step["name"])
+    names = dict.fromkeys([*(entry.runs_inside_it if entry else ()), *catalog.stand_ins])
+    return [_step(catalog.entries[name], {k: v[0] for k, v in catalog.entries[name].args.items()})
+            for name in names if name != step["name"]]
 
 
 def unmet_requirements(seq: list[dict], catalog: Catalog) -> str | None:

@@ -60,6 +60,9 @@ def test_a_passes_list_at_the_top_joins_either_dialects_catalog(catalog_file):
      "relax.passes[0] (X): 'runs_inside_it' is a list of pass names"),
     ('relax:\n  passes:\n    - {name: X, import: "mine_passes:x", runs_inside_it: [Canonicalise]}\n',
      "pass 'X': runs_inside_it names 'Canonicalise', which is not another of TVM's passes in the catalog"),
+    ("relax:\n  passes: []\n  stand_ins: CanonicalizeBindings\n", "relax.stand_ins: a list of pass names"),
+    ("passes: []\nstand_ins: [Canonicalise]\n",
+     "stand_ins names 'Canonicalise', which is not a pass in the relax catalog"),
 ])
 def test_a_catalog_that_cannot_serve_the_campaign_is_named_in_one_line(catalog_file, text, message):
     path = catalog_file(text)
@@ -77,3 +80,24 @@ def test_a_pass_that_runs_tvm_passes_inside_it_names_them_in_its_steps(catalog_f
     catalog = load_catalog([path])
     assert parse_sequence("Mine", catalog)[0]["runs_inside_it"] == ["CanonicalizeBindings"]
     assert "runs_inside_it" not in parse_sequence("CanonicalizeBindings", catalog)[0]
+
+
+def test_the_catalog_s_stand_ins_are_tried_after_the_passes_a_pass_runs_inside_it(catalog_file):
+    """What reduction tries in place of a pass of a failing sequence (reduction_steps.StandIn):
+    the passes it runs inside itself, then the catalog's stand-ins (the built-in Relax
+    catalog's, then a user's), each once, never the pass itself, each as --pass-seq makes it."""
+    from hirfuzz.core.passes import stand_ins_for
+    path = catalog_file('passes:\n  - {name: Mine, import: "mine_passes:mine",'
+                        ' runs_inside_it: [EliminateCommonSubexpr]}\n'
+                        "stand_ins: [Normalize, CanonicalizeBindings]\n")
+    catalog = load_catalog([path])
+    assert catalog.stand_ins == ("CanonicalizeBindings", "Normalize")
+
+    def names(name: str) -> list[str]:
+        return [step["name"] for step in stand_ins_for(parse_sequence(name, catalog)[0], catalog)]
+    assert names("Mine") == ["EliminateCommonSubexpr", "CanonicalizeBindings", "Normalize"]
+    assert names("ReorderTakeAfterMatmul") == ["CanonicalizeBindings", "EliminateCommonSubexpr", "Normalize"]
+    assert names("CanonicalizeBindings") == ["Normalize"]
+    assert stand_ins_for(parse_sequence("Mine", catalog)[0], catalog)[0] == parse_sequence("EliminateCommonSubexpr",
+                                                                                           catalog)[0]
+    assert load_catalog(builtin=dialect_info("relay").catalog).stand_ins == ()

@@ -9,10 +9,10 @@ import pytest
 from hirfuzz.campaign.coordinator import Campaign, Settings
 from hirfuzz.campaign.oracles import ORACLE_FIELD, Oracle
 from hirfuzz.campaign.reducer import Job, Reduction, same_signature
-from hirfuzz.campaign.reduction_steps import REDUCING, Finishing
+from hirfuzz.campaign.reduction_steps import REDUCING, Finishing, StandIn
 from hirfuzz.core.finding import Finding
 from hirfuzz.core.spec import load_specs
-from hirfuzz.protocol import encode_array
+from hirfuzz.protocol import CHECK_ONLY, encode_array, lowered_only
 
 CRASH = "crash|build|InternalError||Check failed: (!virtual_device->IsFullyUnconstrained())"
 
@@ -176,3 +176,70 @@ def test_a_configuration_without_passes_takes_the_finding_only_where_it_fails_al
         assert finding.oracle == "executor" and finding.signature == first.replace("pass-order|", "executor|", 1)
     else:
         assert finding.signature == first and finding.oracle == "pass-order"
+
+
+@pytest.mark.parametrize("stand_in_says,kept", [
+    ("Check failed: a is false", True),
+    ("Check failed: b is false", False),  # the stand-ins fail, but otherwise: another failure
+])
+def test_a_pass_is_replaced_by_its_stand_in_only_where_the_finding_fails_alike(tmp_path, stand_in_says, kept):
+    """reduction_steps.StandIn: ReorderTakeAfterMatmul's failure, with the passes it runs
+    inside itself in its place. Each trial is judged as the finding was: a substitution
+    that changes the failure is not kept."""
+    host, reduction = reduction_of(tmp_path, None)
+    case = host.make_case(0)
+
+    def answer(request, runs):
+        names = [step["name"] for step in request["configs"][-1]["passes"]]
+        said = "Check failed: a is false" if "ReorderTakeAfterMatmul" in names else stand_in_says
+        return {"status": "ok", "others": [{**crash_reply(said), "stage": "passes"}]}
+    reduction.worker.answer = answer
+    steps = [{"name": "ReorderTakeAfterMatmul", "args": {}}]
+    config = {**case.configs[0], "passes": steps, ORACLE_FIELD: Oracle.PASS_ORDER.value, CHECK_ONLY: True}
+    case = reduction.variant(case, configs=[lowered_only(case.configs[0]), config])
+    finding = host.classify(case, answer(case.request, 0)).finding
+    signature = finding.signature
+    assert finding.oracle == "pass-order"
+    state = Finishing(finding, case)
+    reduction.run_steps([StandIn()], state)
+    names = [step["name"] for step in state.case.configs[-1]["passes"]]
+    # CanonicalizeBindings and EliminateCommonSubexpr (runs_inside_it), then the catalog's
+    # stand-ins (CanonicalizeBindings again: tried once)
+    assert names == (["CanonicalizeBindings"] if kept else ["ReorderTakeAfterMatmul"])
+    assert (state.stats["stand_in"].calls, state.stats["stand_in"].successes) == ((1, 1) if kept else (2, 0))
+    assert finding.signature == signature and ("Check failed: a" in finding.message)
+    assert (state.case is case) is not kept
+
+
+def test_two_frameless_pass_crashes_that_one_stand_in_reproduces_key_alike_once_it_stands_in(tmp_path):
+    """A crash in a pass that no TVM frame places is keyed on the one pass its reduced
+    sequence needs (core.finding.root_key): seen after two pattern-rewrite passes that run
+    CanonicalizeBindings inside themselves, whose failure it is, it keys on each of them
+    before the stand_in step, and on CanonicalizeBindings, once, after it."""
+    host, reduction = reduction_of(tmp_path, None)
+    carriers = ("ReorderTakeAfterMatmul", "RemoveRedundantReshape", "CanonicalizeBindings")
+
+    def answer(request, runs):
+        names = [step["name"] for step in request["configs"][-1]["passes"]]
+        if not any(name in carriers for name in names):
+            return {"status": "ok", "others": [{"status": "ok"}]}
+        return {"status": "ok", "others": [{**crash_reply("Check failed: (x) is false"), "stage": "passes"}]}
+    reduction.worker.answer = answer
+
+    def keys(name: str) -> tuple[str, str]:
+        case = host.make_case(0)
+        config = {**case.configs[0], "passes": [{"name": name, "args": {}}], ORACLE_FIELD: Oracle.PASS_ORDER.value,
+                  CHECK_ONLY: True}
+        case = reduction.variant(case, configs=[lowered_only(case.configs[0]), config])
+        finding = host.classify(case, answer(case.request, 0)).finding
+        job = Job("findings", case, finding, "", "key", finding.signature)
+        state = Finishing(finding, case)
+        before = reduction.root_key_of(job, state)
+        reduction.run_steps([StandIn()], state)
+        return before, reduction.root_key_of(job, state)
+
+    (take_before, take_after), (reshape_before, reshape_after) = keys("ReorderTakeAfterMatmul"), keys(
+        "RemoveRedundantReshape")
+    assert take_before == "root|crash|InternalError|pass:ReorderTakeAfterMatmul|Check failed: (x)"
+    assert reshape_before == "root|crash|InternalError|pass:RemoveRedundantReshape|Check failed: (x)"
+    assert take_after == reshape_after == "root|crash|InternalError|pass:CanonicalizeBindings|Check failed: (x)"
