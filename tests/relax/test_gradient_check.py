@@ -88,3 +88,16 @@ def test_declared_no_grad_is_out_of_contract():
     graph = graph_of(var(0, [2]), var(1, []), op(2, "full_like", [[0, 0], [1, 0]], [2], {"to": None}))
     result = judge_case(graph, {0: np.ones(2), 1: np.array(3.0)}, "float64")
     assert result["outcome"] == "out-of-contract", result
+
+
+def test_avg_pool_ceil_mode_gradient_disagrees_with_its_forward():
+    """avg_pool2d of [1, 2, 3, 4], pool 3, stride 3, ceil_mode, count_include_pad: the forward
+    is [1, 2, 3] / 3 + [4] / 1 (TVM's forward agrees), so x3's gradient is 1; TVM's is 1/3
+    (include/tvm/topi/nn/pooling.h:192 divides by the whole pool)."""
+    attrs = {"ceil_mode": True, "count_include_pad": True, "kh": 1, "kw": 3, "sh": 1, "sw": 3,
+             "pt": 0, "pl": 0, "pb": 0, "pr": 0, "dh": 1, "dw": 1}
+    graph = graph_of(var(0, [1, 1, 1, 4]), op(1, "nn.avg_pool2d", [[0, 0]], [1, 1, 1, 2], attrs))
+    result = judge_case(graph, {0: np.array([[[[1.0, 2.0, 3.0, 4.0]]]])}, "float64")
+    assert result["outcome"] == "wrong", result
+    assert [(index, round(got, 6)) for _, index, got, _ in result["wrong"]] == [([0, 0, 0, 3], round(1 / 3, 6))]
+    assert known_bug(result, graph) == "avg-pool-ceil-divisor"
