@@ -1,4 +1,5 @@
-"""The TVM autodiff bugs tools/gradient_check.py found (issue 27), each as its minimal
+"""The TVM autodiff bugs tools/gradient_check.py found (issue 27; take_mode_ignored found beside
+it, reading the code it pointed at), each as its minimal
 program: relax.transform.Gradient("main"), built on llvm, main_adjoint run, and TVM's
 gradient printed beside the true one (worked out by hand in each docstring), or the crash.
 Needs only tvm (apache-tvm 0.27) and numpy:
@@ -92,6 +93,18 @@ def take_negative_axis():
     return got, [np.array([[1.0, 1.0], [0.0, 0.0], [1.0, 1.0]])]
 
 
+def take_mode_ignored():
+    """sum(take(x, [5, 1], mode="wrap")) for x of 4: index 5 wraps to 1, gradient (0, 2, 0, 0)
+    (with mode="clip" it clips to 3: (0, 1, 0, 1)). TVM gives (0, 1, 0, 0) either way: take_grad
+    passes no mode to take_backward (_op_gradient.py:896), whose legalization indexes with the
+    index as it is, writing the out-of-range one past the buffer. hirfuzz's take spec keeps
+    indices in range, so gradient_check.py cannot draw this one: found reading take_backward."""
+    mod = program([("x", (4,), "float64"), ("i", (2,), "int32")],
+                  lambda x, i: relax.op.take(x, i, axis=0, mode="wrap"))
+    got = adjoint(mod, np.arange(4.0), np.array([5, 1], "int32"), require_grads=[0])
+    return got, [np.array([0.0, 2.0, 0.0, 0.0])]
+
+
 def triu_partials():
     """Any triu: Gradient fails with "partials number != inputs number": triu_grad returns one
     partial (_op_gradient.py:436) for triu's two arguments (x, k), which
@@ -132,8 +145,8 @@ def permute_dims_rank0():
     return adjoint(mod, np.array(1.5)), [np.array(1.0)]
 
 
-BUGS = [cumsum_exclusive, where_broadcast, max_pool_overlap, avg_pool_ceil_divisor, take_negative_axis, triu_partials,
-        conv2d_dilation, take_indices_rank, permute_dims_rank0]
+BUGS = [cumsum_exclusive, where_broadcast, max_pool_overlap, avg_pool_ceil_divisor, take_negative_axis,
+        take_mode_ignored, triu_partials, conv2d_dilation, take_indices_rank, permute_dims_rank0]
 
 
 def main(argv: list[str]) -> int:
