@@ -15,13 +15,19 @@ the one-sided differences (forward, backward) agree with them; elsewhere it is s
 made float64, so the differences carry no float32 rounding.
 
     python tools/gradient_check.py --cases 300 --dtype float64 --out /tmp/grad-out
+
+Each case's outcome: ok; out-of-contract; gradient, build or run (that stage failed); shape
+(a gradient whose shape is not its parameter's); wrong (values); died (the worker process).
+A failure showing one of KNOWN_BUGS is counted under its name (`--avoid-known` draws none of
+their constructs, to look for new ones); the others are printed, and saved with `--out`;
+`reduce_case` shrinks one to the fewest operators that still fail so.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import multiprocessing as mp
+import re
 import sys
 import time
 import traceback
