@@ -123,10 +123,18 @@ def _dtype_complaint(complaint: str) -> str:
     result where a caller declared float32 whatever the rank, a scalar (printed as a bare
     `floatN`) too. What tells causes apart stays: the pass, the dtypes (a uintN that became
     floatN is another fault: an integer conv, dense or batch_matmul given a float out_dtype),
-    and the shapes of a mismatch whose shapes differ."""
+    and the shapes of a mismatch whose shapes differ. A bfloatN is a floatN here: which of
+    float16 and bfloat16 the pass converted to is its drawn argument (mixed_precision_type),
+    not another fault."""
     first = _SAME_SHAPE_MISMATCH.sub(r"`\2` does not match `\3`", complaint.split(" | ")[0])
     # which side Relay names first is the order it unified them in, not another fault
-    return _DTYPE_MISMATCH.sub(lambda m: "`{}` does not match `{}`".format(*sorted(m.group(1, 2))), first)
+    return _DTYPE_MISMATCH.sub(lambda m: "`{}` does not match `{}`".format(*sorted(map(_float_kind, m.group(1, 2)))),
+                               first)
+
+
+def _float_kind(dtype: str) -> str:
+    """A normalised dtype as a mismatch's key keeps it: bfloatN as floatN."""
+    return "floatN" if dtype == "bfloatN" else dtype
 
 
 # --- a dead worker's last words -----------------------------------------------------------------

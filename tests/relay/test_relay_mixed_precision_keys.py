@@ -3,7 +3,8 @@
 type is erased and becomes float16), so a caller that declared float32 no longer
 type-checks. That is one root cause whatever the rank of the tensor it shows at, and must be
 one finding; an integer batch_matmul made float16 (a void out_dtype set to the mixed type
-whatever the input dtype) is another, and keeps a key of its own."""
+whatever the input dtype) is another, and keeps a key of its own. Whether the pass was
+drawn to convert to float16 or to bfloat16 makes no other fault."""
 import json
 
 from hirfuzz.core.finding import ill_formed_signature, root_key
@@ -42,12 +43,16 @@ def @main(%x: Tensor[(1, 2, 3), uint16], %w: Tensor[(1, 4, 3), uint16]) -> Tenso
 """,
 }
 STEP = {"name": "ToMixedPrecision", "args": {"mixed_precision_type": "float16", "missing_op_mode": 2}}
+BFLOAT16 = {"name": "ToMixedPrecision", "args": {"mixed_precision_type": "bfloat16", "missing_op_mode": 2}}
+# the first fault again, the pass drawn to convert to bfloat16
+RUNS = {**{name: (text, STEP) for name, text in PROGRAMS.items()},
+        "float_returned_rank3_bfloat16": (PROGRAMS["float_returned_rank3"], BFLOAT16)}
 dialect = load_dialect("relay")
 replies = {}
-for name, text in PROGRAMS.items():
+for name, (text, step) in RUNS.items():
     mod = relay.transform.InferType()(tvm.relay.parse(text))
     try:
-        dialect.apply_passes(mod, {"passes": [STEP], "opt_level": 3})
+        dialect.apply_passes(mod, {"passes": [step], "opt_level": 3})
         replies[name] = None
     except IllFormedAfterPass as exc:
         replies[name] = {"blamed_pass": exc.pass_name,
@@ -69,3 +74,6 @@ def test_one_tvm_fault_at_two_ranks_has_one_root_key_and_another_fault_keeps_its
     assert keys["float_returned_rank3"].endswith("In particular `floatN` does not match `floatN`"), keys
     assert keys["integer_batch_matmul"] != keys["float_returned_rank3"], keys
     assert keys["integer_batch_matmul"].endswith("In particular `floatN` does not match `uintN`"), keys
+    # float16 or bfloat16 is the pass's drawn argument, not another fault
+    assert "bfloat16" in replies["float_returned_rank3_bfloat16"]["message"]
+    assert keys["float_returned_rank3_bfloat16"] == keys["float_returned_rank3"], keys
