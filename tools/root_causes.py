@@ -67,11 +67,18 @@ def saved_key(finding: dict) -> str:
 
 
 def current_key(finding: dict) -> str:
-    """The root key hirfuzz gives a saved finding now without running it: a worker's death
-    keyed on the fatal line of its log (its detail), any other as saved."""
-    if finding["stage"] == "worker":
-        return root_key(finding["signature"], _PREFIXES, detail=finding.get("detail", "")) or finding["signature"]
-    return saved_key(finding)
+    """The root key hirfuzz gives a saved finding now without running it, from its signature
+    and its detail (a worker's death: the fatal line of its log; a crash: the frame of TVM's
+    Python that raised it): a crash in a pass no frame places is keyed on the pass that raised
+    where the finding says (extra.failed_pass), else on its reduced program's one pass; any
+    other as saved."""
+    extra = finding["extra"]
+    if finding["kind"] != "crash":
+        return saved_key(finding)
+    names = extra.get("pass_names") or []
+    failed_pass = extra.get("failed_pass") or (names[0] if len(names) == 1 else None)
+    return (root_key(finding["signature"], _PREFIXES, failed_pass, finding.get("detail", ""))
+            or finding["signature"])
 
 
 def with_catalog_steps(config: dict, catalog) -> dict:

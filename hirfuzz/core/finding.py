@@ -80,6 +80,27 @@ def top_tvm_frame(trace: str) -> str:
     return f"{path}:{fn.strip()}"
 
 
+# any frame of a Python traceback, and where TVM's own Python package lies in its path
+_ANY_FRAME = re.compile(r'File "([^"]+)", line \d+, in (.+)')
+_TVM_PACKAGE = re.compile(r"/(tvm/.+\.py)$")
+# TVM's Python that only passes a C++ error on (its FFI), which says nothing of where it arose
+_FFI_LAYER = re.compile(r"^tvm/(_ffi|ffi|runtime)/")
+
+
+def tvm_python_frame(trace: str) -> str:
+    """Where in TVM's own Python an exception was raised ("tvm/topi/utils.py:get_const_int"),
+    where the traceback's last frame is there; "" where it is elsewhere (a C++ header, the
+    FFI passing a C++ error on, hirfuzz)."""
+    frames = _ANY_FRAME.findall(trace or "")
+    if not frames:
+        return ""
+    path, fn = frames[-1]
+    package = _TVM_PACKAGE.search(path)
+    if not package or _FFI_LAYER.match(package.group(1)):
+        return ""
+    return f"{package.group(1)}:{fn.strip()}"
+
+
 def crash_signature(stage: str, exc_type: str, message: str, trace: str) -> str:
     return "|".join(["crash", stage, exc_type, top_tvm_frame(trace), normalize_message(message)])
 
@@ -228,8 +249,9 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     module on the (innermost) pass that made it and the complaint, the program's names
     left out already (ill_formed_key), a type mismatch as its dtypes whatever the rank
     (_dtype_complaint). A wrong result's signature is keyed on where the reduced program
-    shows it (call with the reduced program's signature). A crash in a pass that no TVM frame
-    places is keyed on `failed_pass`, the pass of the sequence that raised (or the one pass
+    shows it (call with the reduced program's signature). A crash with no C++ frame is keyed
+    on the frame of TVM's Python that raised it, from its traceback (`detail`), where one did;
+    a crash in a pass that no TVM frame places is keyed on `failed_pass`, the pass of the sequence that raised (or the one pass
     its reduced program needs). A worker's death is keyed on the fatal line its log
     (`detail`) ends with, where it has one (death_root_key); one without, or any other
     signature: None, and the finding keeps its own."""
@@ -250,6 +272,9 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     if len(parts) < 4:
         return None
     stage, exc_type, frame, message = parts
+    # no C++ frame: where TVM's Python raised it (topi's prelu in LegalizeOps, run as a pass
+    # or inside relax.build: one fault in two stages), else the stage
+    frame = frame or tvm_python_frame(detail)
     where = frame or f"stage:{stage}"
     if not frame and stage == "passes" and failed_pass:
         # no TVM frame says where (Relay's type checker raising at the end of a pass): the

@@ -9,7 +9,7 @@ import threading
 from hirfuzz.campaign.coordinator import Campaign, Settings
 from hirfuzz.campaign.reducer import _PREFIXES, Job, Reduction
 from hirfuzz.campaign.reduction_steps import Finishing
-from hirfuzz.core.finding import Finding, crash_signature, ill_formed_signature, root_key
+from hirfuzz.core.finding import Finding, crash_signature, ill_formed_signature, root_key, tvm_python_frame
 from hirfuzz.core.spec import load_specs
 
 TRACE = 'File "/tvm/src/relax/transform/fuse_tir.cc", line 12, in tvm::relax::FuseTIR::Run\n'
@@ -231,3 +231,17 @@ def test_a_finished_death_is_keyed_on_the_fatal_line_of_its_reduced_programs_log
     job = Job("findings", None, death, "", "key", death.signature)
     assert reduction.root_key_of(job, Finishing(death, campaign.maker.make_case(0))).startswith(
         "root|crash|SIGABRT|LLVMContextImpl.cpp:")
+
+
+def test_only_a_frame_of_tvms_own_python_places_a_crash_that_no_cpp_frame_does():
+    site = "/venv/lib/python3.10/site-packages"
+    raised_in_topi = f'  File "{site}/tvm/topi/utils.py", line 125, in get_const_int\n'
+    # TVM 0.19's FFI passing a C++ error on, with no backtrace: its frame says nothing of where
+    passed_on = f'  File "{site}/tvm/_ffi/base.py", line 481, in raise_last_ffi_error\n'
+    in_hirfuzz = '  File "/work/hirfuzz/dialects/relay/passes.py", line 80, in apply_passes\n'
+    assert tvm_python_frame(f'Traceback:\n{in_hirfuzz}{raised_in_topi}') == "tvm/topi/utils.py:get_const_int"
+    assert tvm_python_frame(f'Traceback:\n{raised_in_topi}{passed_on}') == ""
+    assert tvm_python_frame(f'Traceback:\n{raised_in_topi}{in_hirfuzz}') == ""
+    signature = crash_signature("build", "ValueError", "Expect value to be constant int", "")
+    assert "|tvm/topi/utils.py:get_const_int|" in root_key(signature, _PREFIXES, detail=raised_in_topi)
+    assert "|stage:build|" in root_key(signature, _PREFIXES, detail=passed_on)

@@ -19,7 +19,7 @@ from hirfuzz.campaign.judge import Judge
 from hirfuzz.campaign.reducer import _PREFIXES, _name_passes
 from hirfuzz.campaign.settings import Settings
 from hirfuzz.campaign.titles import title
-from hirfuzz.core.finding import Finding, root_key
+from hirfuzz.core.finding import Finding, crash_signature, root_key
 from hirfuzz.core.graph import Graph
 from hirfuzz.core.passes import load_catalog, parse_sequence
 from hirfuzz.dialects import dialect_info, load_dialect
@@ -406,3 +406,27 @@ def test_the_projected_check_finds_the_call_canonicalize_bindings_types_narrower
     assert narrowed_calls(canonical(StaticShapeThroughSymbolicSin)) == [
         'relax.sin: R.Tensor((6, 1, 4, 2), dtype="float64") where it infers R.Tensor((n6, 1, n4, n2), dtype="float64")']
     assert narrowed_calls(canonical(CalleeOutsideDataflow)) == []
+
+
+@I.ir_module
+class PreluOnASymbolicChannel:
+    """topi's prelu asks for a constant channel count (get_const_int, topi/nn/elemwise.py),
+    so legalizing it on a symbolic one raises in TVM's Python, no C++ frame on the way:
+    bench18 relax-now filed it twice, keyed `pass:LegalizeOps` where LegalizeOps was drawn
+    and `stage:build` where relax.build legalized it."""
+    @R.function
+    def main(x: R.Tensor((2, "c"), "float32"), a: R.Tensor(("c",), "float32")) -> R.Tensor((2, "c"), "float32"):
+        y = R.nn.prelu(x, a, axis=1)
+        return y
+
+
+def test_a_fault_raised_in_tvms_python_is_one_root_cause_in_a_pass_and_in_the_build():
+    def reply_under(passes: list[dict]) -> dict:
+        config = {**make_config(passes=passes), "opt_level": 1}
+        return run_config(load_dialect("relax"), PreluOnASymbolicChannel, config, [], run=False)
+    as_pass, in_build = reply_under([{"name": "LegalizeOps", "args": {}}]), reply_under([])
+    assert (as_pass["stage"], in_build["stage"]) == ("passes", "build")
+    keys = [root_key(crash_signature(r["stage"], r["exc_type"], r["message"], r["traceback"]), _PREFIXES,
+                     r.get("failed_pass"), r["traceback"]) for r in (as_pass, in_build)]
+    assert keys[0] == keys[1], keys
+    assert "|tvm/topi/utils.py:get_const_int|" in keys[0], keys
