@@ -77,7 +77,7 @@ def current_key(finding: dict) -> str:
         return saved_key(finding)
     names = extra.get("pass_names") or []
     failed_pass = extra.get("failed_pass") or (names[0] if len(names) == 1 else None)
-    return (root_key(finding["signature"], _PREFIXES, failed_pass, finding.get("detail", ""))
+    return (root_key(finding["signature"], _PREFIXES, failed_pass, finding.get("detail", ""), finding["message"])
             or finding["signature"])
 
 

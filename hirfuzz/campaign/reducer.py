@@ -373,7 +373,8 @@ class Reduction:
         passes = state.case.configs[-1].get("passes") or []
         # the pass that raised, as the worker said; else, where the reduced program needs one pass, that one
         failed_pass = state.finding.extra.get("failed_pass") or (passes[0]["name"] if len(passes) == 1 else None)
-        return root_key(signature, _PREFIXES, failed_pass, state.finding.detail) if signature else None
+        return (root_key(signature, _PREFIXES, failed_pass, state.finding.detail, state.finding.message)
+                if signature else None)
 
     def merged_into_known(self, job: Job, passes: list) -> bool:
         """Isolating a finding may change what it is keyed on: a pass-order wrong result is

@@ -129,6 +129,10 @@ ROOT = "root"  # what a root key starts with: never a signature's start
 # a shape in a normalised message ("Tensor[(N, N, N), floatN]"): one failure at any rank
 _SHAPE = re.compile(r"[(\[](?:N, )*N,?[)\]]")
 ROOT_MESSAGE = 150  # characters of a message a root key keeps
+# an IR node a message prints, to its end: the program's, not the fault's (Relay 0.19's
+# ToMixedPrecision: "Unsupported op type in CallNode: CallNode(I.GlobalVar("get_f1"), ...)",
+# or "CallNode(fn () {...", whatever the call's callee is a call of)
+_IR_NODE = re.compile(r"\b[A-Z]\w*Node\(.*$", re.S)
 
 
 # Relay's type checker complaining of two tensor types of one (normalised) shape: a dtype mismatch
@@ -136,7 +140,7 @@ _SAME_SHAPE_MISMATCH = re.compile(r"`Tensor\[(\((?:N, )*N,?\)), (\w+)\]` does no
 _DTYPE_MISMATCH = re.compile(r"`(\w+)` does not match `(\w+)`")  # two scalar types, or dtypes as above
 
 
-def _dtype_complaint(complaint: str) -> str:
+def _dtype_complaint(complaint: str, said: str = "") -> str:
     """An ill-formed module's complaint as its root key keeps it: the first of Relay's type
     checker's complaints only (the signature's cut falls further in as shapes grow), and a
     mismatch of two tensor types of one shape as the mismatch of their dtypes. The rank is
@@ -144,18 +148,43 @@ def _dtype_complaint(complaint: str) -> str:
     result where a caller declared float32 whatever the rank, a scalar (printed as a bare
     `floatN`) too. What tells causes apart stays: the pass, the dtypes (a uintN that became
     floatN is another fault: an integer conv, dense or batch_matmul given a float out_dtype),
-    and the shapes of a mismatch whose shapes differ. A bfloatN is a floatN here: which of
-    float16 and bfloat16 the pass converted to is its drawn argument (mixed_precision_type),
-    not another fault."""
+    and the shapes of a mismatch whose shapes differ. Where the finding's message as said
+    (`said`, its numbers not normalised) names the two dtypes, a 16-bit float stays apart
+    from a wider one (`halfN`): a float16 result where float64 was declared is a pass's
+    conversion left unreconciled, a float32 one where float64 was is another fault (calls
+    kept at full precision cast float64 down to float32). float16 and bfloat16 are one:
+    which the pass converted to is its drawn argument (mixed_precision_type)."""
     first = _SAME_SHAPE_MISMATCH.sub(r"`\2` does not match `\3`", complaint.split(" | ")[0])
-    # which side Relay names first is the order it unified them in, not another fault
-    return _DTYPE_MISMATCH.sub(lambda m: "`{}` does not match `{}`".format(*sorted(map(_float_kind, m.group(1, 2)))),
-                               first)
+    widths = _mismatched_dtypes(said)
+
+    def keyed(m: re.Match) -> str:
+        pair = [_float_kind(d, widths[i] if widths else None) for i, d in enumerate(m.group(1, 2))]
+        # which side Relay names first is the order it unified them in, not another fault
+        return "`{}` does not match `{}`".format(*sorted(pair))
+    return _DTYPE_MISMATCH.sub(keyed, first, count=1)
 
 
-def _float_kind(dtype: str) -> str:
-    """A normalised dtype as a mismatch's key keeps it: bfloatN as floatN."""
-    return "floatN" if dtype == "bfloatN" else dtype
+# the first two types Relay's type checker could not match, as the finding's message says them
+_SAID_MISMATCH = re.compile(r"In particular `([^`]*)` does not match `([^`]*)`")
+_LAST_WORD = re.compile(r"(\w+)\]?$")
+
+
+def _mismatched_dtypes(said: str) -> tuple[str, str] | None:
+    """The dtypes (last word of each type: `Tensor[(2, 3), float16]`, `float64`) of the
+    first mismatch the message names, or None."""
+    found = _SAID_MISMATCH.search(said or "")
+    if not found:
+        return None
+    words = [_LAST_WORD.search(t) for t in found.group(1, 2)]
+    return (words[0].group(1), words[1].group(1)) if all(words) else None
+
+
+def _float_kind(dtype: str, said: str | None = None) -> str:
+    """A normalised dtype as a mismatch's key keeps it: bfloatN as floatN, and a float that
+    was said to be 16 bits wide as halfN."""
+    if dtype not in ("floatN", "bfloatN"):
+        return dtype
+    return "halfN" if said in ("float16", "bfloat16") else "floatN"
 
 
 # --- a dead worker's last words -----------------------------------------------------------------
@@ -238,7 +267,7 @@ def death_root_key(signal: str, log: str) -> str | None:
 
 
 def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None = None,
-             detail: str = "") -> str | None:
+             detail: str = "", said: str = "") -> str | None:
     """Where TVM fails, whichever program, oracle or configuration showed it: the key that
     makes findings with one root cause one finding (findings.FindingTables.join_root).
 
@@ -251,7 +280,8 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     (_dtype_complaint). A wrong result's signature is keyed on where the reduced program
     shows it (call with the reduced program's signature). A crash with no C++ frame is keyed
     on the frame of TVM's Python that raised it, from its traceback (`detail`), where one did;
-    a crash in a pass that no TVM frame places is keyed on `failed_pass`, the pass of the sequence that raised (or the one pass
+    a type mismatch's dtypes are read as the finding's message (`said`) gives them
+    (_dtype_complaint); a crash in a pass that no TVM frame places is keyed on `failed_pass`, the pass of the sequence that raised (or the one pass
     its reduced program needs). A worker's death is keyed on the fatal line its log
     (`detail`) ends with, where it has one (death_root_key); one without, or any other
     signature: None, and the finding keeps its own."""
@@ -261,7 +291,7 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     kind, _, rest = signature.partition("|")
     if kind == "ill-formed":
         blamed_pass, _, complaint = rest.partition("|")
-        return f"{ROOT}|ill-formed|{blamed_pass}|{_dtype_complaint(complaint)}"
+        return f"{ROOT}|ill-formed|{blamed_pass}|{_dtype_complaint(complaint, said)}"
     if kind == "wrong-result":
         return f"{ROOT}|{signature}"
     if kind != "crash":
@@ -280,9 +310,10 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
         # no TVM frame says where (Relay's type checker raising at the end of a pass): the
         # pass that raised does, and its type mismatch is keyed as an ill-formed output's is
         # (one ToMixedPrecision fault at two ranks, or after another pass, is one key)
-        where, message = f"pass:{failed_pass}", _dtype_complaint(message)
+        where, message = f"pass:{failed_pass}", _dtype_complaint(message, said)
     # cut shorter than normalize_message cuts: a longer shape moved its cut further in
-    return f"{ROOT}|crash|{exc_type}|{where}|{_SHAPE.sub('(shape)', message)[:ROOT_MESSAGE]}"
+    message = _IR_NODE.sub("<IR>", _SHAPE.sub("(shape)", message))
+    return f"{ROOT}|crash|{exc_type}|{where}|{message[:ROOT_MESSAGE]}"
 
 
 def death_signature(reason: str, sig: str | None, place: str | None = None) -> str:

@@ -245,3 +245,30 @@ def test_only_a_frame_of_tvms_own_python_places_a_crash_that_no_cpp_frame_does()
     signature = crash_signature("build", "ValueError", "Expect value to be constant int", "")
     assert "|tvm/topi/utils.py:get_const_int|" in root_key(signature, _PREFIXES, detail=raised_in_topi)
     assert "|stage:build|" in root_key(signature, _PREFIXES, detail=passed_on)
+
+
+def test_an_ir_node_a_message_prints_is_the_programs_not_the_faults():
+    # Relay 0.19's ToMixedPrecision on a callee that is itself a call (to_mixed_precision.cc):
+    # a global function's getter, or a function literal called at once
+    def raised(callee: str) -> str:
+        return "pass-order|" + crash_signature("passes", "TVMError",
+                                               f"Unsupported op type in CallNode: CallNode({callee}, [], (nullptr), [])", "")
+    getter, literal = raised('I.GlobalVar("get_f1")'), raised("fn () {\n  %0 = ones(shape=[2]);\n  fn () { %0 }\n}()")
+    assert getter != literal
+    assert root_key(getter, _PREFIXES, "ToMixedPrecision") == root_key(literal, _PREFIXES, "ToMixedPrecision")
+    assert root_key(getter, _PREFIXES, "ToMixedPrecision").endswith("Unsupported op type in CallNode: <IR>")
+
+
+def test_a_mismatch_keeps_whether_a_float_was_16_bits_wide_as_its_message_said():
+    # Relay 0.19 ToMixedPrecision: a converted float16 (or bfloat16) result where float64 or
+    # float32 was declared is one fault; float64 arguments cast down to float32 (calls kept
+    # at full precision) another, though both normalise to `floatN` does not match `floatN`
+    def keyed(first: str, second: str) -> str:
+        said = (f"DiagnosticError: The Relay type checker is unable to show the following types match. "
+                f"In particular `Tensor[(4, 4), {first}]` does not match `Tensor[(4, 4), {second}]`")
+        return root_key("pass-order|" + ill_formed_signature("ToMixedPrecision", said), {"pass-order|"}, said=said)
+    half_for_double, half_for_single = keyed("float64", "float16"), keyed("bfloat16", "float32")
+    assert half_for_double == half_for_single
+    assert half_for_double.endswith("`floatN` does not match `halfN`"), half_for_double
+    assert keyed("float64", "float32") != half_for_double
+    assert keyed("uint8", "float16") != half_for_double
