@@ -84,26 +84,13 @@ def lower_loss(graph: Graph, calls: dict, loss_dtype: str):
     """`main` in one dataflow block: the graph's ops, then the sum of every float result
     (each R.sum, cast to `loss_dtype`, added), returned as a scalar."""
     from tvm import relax
-    from hirfuzz.dialects.relax.lower import op_call, tensor_type
+    from hirfuzz.dialects.relax.lower import emit_graph, graph_params
 
-    params = [relax.Var(f"x{n.id}", tensor_type(n.type)) for n in graph.variables]
-    exprs = {Ref(n.id): p for p, n in zip(params, graph.variables)}
+    params = graph_params(graph)
     bb = relax.BlockBuilder()
     with bb.function("main", params):
         with bb.dataflow():
-            for node in graph.nodes:
-                if node.kind == "const":
-                    exprs[Ref(node.id)] = relax.const(np.asarray(node.value, dtype=node.type.dtype), node.type.dtype)
-                if node.kind != "op":
-                    continue
-                record = calls[str(node.id)]
-                items = [[exprs[r] for r in item] if isinstance(item, list) else exprs[item] for item in node.inputs]
-                value = bb.emit(op_call(record, items))
-                if record["multi_output"]:
-                    for i in range(len(node.outputs)):
-                        exprs[Ref(node.id, i)] = bb.emit(relax.TupleGetItem(value, i))
-                else:
-                    exprs[Ref(node.id)] = value
+            exprs = emit_graph(bb, graph, calls, params)
             loss = None
             for ref in float_results(graph):
                 term = bb.emit(relax.op.sum(exprs[ref]))

@@ -42,32 +42,41 @@ def lower_graph(graph: Graph, calls: dict, plan=None) -> tvm.IRModule:
     `calls` holds each operator node's call record, keyed by its id as a string."""
     if plan is not None:
         return lower_with_plan(graph, calls, plan)
-    params = [relax.Var(f"x{n.id}", tensor_type(n.type)) for n in graph.variables]
-    exprs: dict[Ref, relax.Expr] = {}
-    for p, n in zip(params, graph.variables):
-        exprs[Ref(n.id)] = p
+    params = graph_params(graph)
     bb = relax.BlockBuilder()
     with bb.function("main", params):
         with bb.dataflow():
-            for node in graph.nodes:
-                if node.kind == "const":
-                    exprs[Ref(node.id)] = relax.const(np.asarray(node.value, dtype=node.type.dtype), node.type.dtype)
-                if node.kind != "op":
-                    continue
-                record = calls[str(node.id)]
-                items = [[exprs[r] for r in item] if isinstance(item, list) else exprs[item]
-                         for item in node.inputs]
-                value = bb.emit(op_call(record, items))
-                if record["multi_output"]:
-                    for i in range(len(node.outputs)):
-                        exprs[Ref(node.id, i)] = bb.emit(relax.TupleGetItem(value, i))
-                else:
-                    exprs[Ref(node.id)] = value
+            exprs = emit_graph(bb, graph, calls, params)
             results = [exprs[r] for r in graph.results()]
             out = results[0] if len(results) == 1 else relax.Tuple(results)
             out = bb.emit_output(out)
         bb.emit_func_output(out)
     return bb.get()
+
+
+def graph_params(graph: Graph) -> list[relax.Var]:
+    """main's parameters: one for each of the graph's variables."""
+    return [relax.Var(f"x{n.id}", tensor_type(n.type)) for n in graph.variables]
+
+
+def emit_graph(bb: relax.BlockBuilder, graph: Graph, calls: dict, params: list[relax.Var]) -> dict[Ref, relax.Expr]:
+    """Each of the graph's operators emitted into `bb`'s open block, in order; the Relax
+    expr of every value (variables as `params`, constants, each op's outputs)."""
+    exprs: dict[Ref, relax.Expr] = {Ref(n.id): p for p, n in zip(params, graph.variables)}
+    for node in graph.nodes:
+        if node.kind == "const":
+            exprs[Ref(node.id)] = relax.const(np.asarray(node.value, dtype=node.type.dtype), node.type.dtype)
+        if node.kind != "op":
+            continue
+        record = calls[str(node.id)]
+        items = [[exprs[r] for r in item] if isinstance(item, list) else exprs[item] for item in node.inputs]
+        value = bb.emit(op_call(record, items))
+        if record["multi_output"]:
+            for i in range(len(node.outputs)):
+                exprs[Ref(node.id, i)] = bb.emit(relax.TupleGetItem(value, i))
+        else:
+            exprs[Ref(node.id)] = value
+    return exprs
 
 
 # Known TVM 0.27 bugs a plan avoids unless `plan.allow_known_bugs` (reproducers in
