@@ -257,9 +257,10 @@ class StandIn(Step):
 def _blamed_as_in(found: Finding, finding: Finding):
     """The finding's message and blame as the trial that replaced a pass found them: the
     pass whose output was ill-formed, and the passes within it that fail alike (judge), are
-    the sequence's now, not the replaced pass's (titles and reports read them)."""
+    the sequence's now, not the replaced pass's (titles and reports read them), and so is
+    the pass that raised (the root key of a crash no TVM frame places names it)."""
     finding.message, finding.detail = found.message, found.detail
-    for key in ("blamed_pass", "inner_passes", "innermost_pass"):
+    for key in ("blamed_pass", "inner_passes", "innermost_pass", "failed_pass"):
         if key in found.extra:
             finding.extra[key] = found.extra[key]
         else:

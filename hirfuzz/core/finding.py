@@ -281,10 +281,11 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     shows it (call with the reduced program's signature). A crash with no C++ frame is keyed
     on the frame of TVM's Python that raised it, from its traceback (`detail`), where one did;
     a type mismatch's dtypes are read as the finding's message (`said`) gives them
-    (_dtype_complaint); a crash in a pass that no TVM frame places is keyed on `failed_pass`, the pass of the sequence that raised (or the one pass
-    its reduced program needs). A worker's death is keyed on the fatal line its log
-    (`detail`) ends with, where it has one (death_root_key); one without, or any other
-    signature: None, and the finding keeps its own."""
+    (_dtype_complaint); a crash in a pass that no TVM frame places is keyed on
+    `failed_pass`, the pass of the sequence that raised (or the one pass its reduced program
+    needs). A worker's death is keyed on the fatal line its log (`detail`) ends with, where
+    it has one (death_root_key); one without, or any other signature: None, and the finding
+    keeps its own."""
     head, _, rest = signature.partition("|")
     if f"{head}|" in oracle_prefixes:
         signature = rest

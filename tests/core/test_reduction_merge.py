@@ -212,8 +212,8 @@ def test_a_pass_is_replaced_by_its_stand_in_only_where_the_finding_fails_alike(t
 
 
 def test_two_frameless_pass_crashes_that_one_stand_in_reproduces_key_alike_once_it_stands_in(tmp_path):
-    """A crash in a pass that no TVM frame places is keyed on the one pass its reduced
-    sequence needs (core.finding.root_key): seen after two pattern-rewrite passes that run
+    """A crash in a pass that no TVM frame places is keyed on the pass that raised, as the
+    worker said (core.finding.root_key): seen after two pattern-rewrite passes that run
     CanonicalizeBindings inside themselves, whose failure it is, it keys on each of them
     before the stand_in step, and on CanonicalizeBindings, once, after it."""
     host, reduction = reduction_of(tmp_path, None)
@@ -223,7 +223,10 @@ def test_two_frameless_pass_crashes_that_one_stand_in_reproduces_key_alike_once_
         names = [step["name"] for step in request["configs"][-1]["passes"]]
         if not any(name in carriers for name in names):
             return {"status": "ok", "others": [{"status": "ok"}]}
-        return {"status": "ok", "others": [{**crash_reply("Check failed: (x) is false"), "stage": "passes"}]}
+        # the worker says which pass of the sequence raised (protocol: "failed_pass")
+        raised_in = next(name for name in names if name in carriers)
+        return {"status": "ok", "others": [{**crash_reply("Check failed: (x) is false"), "stage": "passes",
+                                            "failed_pass": raised_in}]}
     reduction.worker.answer = answer
 
     def keys(name: str) -> tuple[str, str]:
