@@ -14,7 +14,8 @@ root key stands (its signature's, where the campaign saved none), but for a work
 keyed now on the fatal line its log ends with (core.finding.death_root_key), where it has one.
 
 --saved runs nothing again: each finding's key as saved and as hirfuzz keys it now from what
-it saved (a death from its log, any other as saved). Relay campaigns' programs this tool
+it saved (current_key: a crash or death from its signature, detail and message, any other
+as saved). Relay campaigns' programs this tool
 cannot run (it lowers with Relax): use --saved for them.
 
 --narrowing projects a check hirfuzz does not make (issue 27's "one finding per root
@@ -48,7 +49,7 @@ from hirfuzz.campaign.cases import Case  # noqa: E402
 from hirfuzz.campaign.judge import Judge  # noqa: E402
 from hirfuzz.campaign.reducer import _PREFIXES  # noqa: E402
 from hirfuzz.core.calls import call_records  # noqa: E402
-from hirfuzz.core.finding import ROOT, root_key  # noqa: E402
+from hirfuzz.core.finding import ROOT, failed_pass_of, root_key  # noqa: E402
 from hirfuzz.core.graph import Graph  # noqa: E402
 from hirfuzz.core.passes import load_catalog  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
@@ -72,11 +73,9 @@ def current_key(finding: dict) -> str:
     Python that raised it): a crash in a pass no frame places is keyed on the pass that raised
     where the finding says (extra.failed_pass), else on its reduced program's one pass; any
     other as saved."""
-    extra = finding["extra"]
     if finding["kind"] != "crash":
         return saved_key(finding)
-    names = extra.get("pass_names") or []
-    failed_pass = extra.get("failed_pass") or (names[0] if len(names) == 1 else None)
+    failed_pass = failed_pass_of(finding["extra"], finding["extra"].get("pass_names") or [])
     return (root_key(finding["signature"], _PREFIXES, failed_pass, finding.get("detail", ""), finding["message"])
             or finding["signature"])
 
@@ -166,8 +165,7 @@ def narrowing_key(folder: Path, key: str, specs, dialect, catalog) -> str:
 def campaign_keys(out: Path, catalog, specs, dialect, judge: Judge) -> list[tuple[str, str, str, str]]:
     """(finding folder, saved, before, after) root keys of each confirmed finding of `out`."""
     rows = []
-    for folder in sorted(p for p in (out / "findings").iterdir() if (p / "finding.json").is_file()):
-        finding = json.loads((folder / "finding.json").read_text())
+    for folder, finding in saved_findings(out):
         saved, now = saved_key(finding), current_key(finding)
         if finding["kind"] != "crash" or finding["stage"] not in PASS_STAGES:
             rows.append((folder.name, saved, now, now))
@@ -182,11 +180,13 @@ def campaign_keys(out: Path, catalog, specs, dialect, judge: Judge) -> list[tupl
 
 def saved_keys(out: Path) -> list[tuple[str, str, str]]:
     """(finding folder, saved, now) root keys of each finding of `out`, nothing run (current_key)."""
-    rows = []
+    return [(folder.name, saved_key(finding), current_key(finding)) for folder, finding in saved_findings(out)]
+
+
+def saved_findings(out: Path):
+    """(folder, finding.json as read) of each finding `out` filed, in order."""
     for folder in sorted(p for p in (out / "findings").iterdir() if (p / "finding.json").is_file()):
-        finding = json.loads((folder / "finding.json").read_text())
-        rows.append((folder.name, saved_key(finding), current_key(finding)))
-    return rows
+        yield folder, json.loads((folder / "finding.json").read_text())
 
 
 def print_saved(outs: list[Path]) -> int:

@@ -34,7 +34,7 @@ from ..core.passes import describe as describe_passes
 from .report import bug_report
 from .sandbox import Worker, WorkerError
 from .target_independence import judge_target
-from ..core.finding import Finding, root_key, short_id
+from ..core.finding import Finding, failed_pass_of, root_key, short_id
 from ..protocol import decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
 from .reduction_budget import FindingBudget, ReductionShare
@@ -371,8 +371,7 @@ class Reduction:
             reduced = "reduce_graph" in state.stats and "kept_unreduced" not in state.finding.extra.get("reduction", {})
             signature = state.reduced_signature or (signature if reduced else None)
         passes = state.case.configs[-1].get("passes") or []
-        # the pass that raised, as the worker said; else, where the reduced program needs one pass, that one
-        failed_pass = state.finding.extra.get("failed_pass") or (passes[0]["name"] if len(passes) == 1 else None)
+        failed_pass = failed_pass_of(state.finding.extra, [step["name"] for step in passes])
         return (root_key(signature, _PREFIXES, failed_pass, state.finding.detail, state.finding.message)
                 if signature else None)
 

@@ -266,6 +266,13 @@ def death_root_key(signal: str, log: str) -> str | None:
     return f"{ROOT}|crash|{signal}|{where}|{what[:ROOT_MESSAGE]}"
 
 
+def failed_pass_of(extra: dict, pass_names: list[str]) -> str | None:
+    """The pass a crash's root key names where no TVM frame places it: the pass of the
+    sequence that raised, as the worker said (extra "failed_pass"), else the one pass of a
+    reduced sequence that holds one."""
+    return extra.get("failed_pass") or (pass_names[0] if len(pass_names) == 1 else None)
+
+
 def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None = None,
              detail: str = "", said: str = "") -> str | None:
     """Where TVM fails, whichever program, oracle or configuration showed it: the key that
