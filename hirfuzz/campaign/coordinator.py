@@ -382,7 +382,7 @@ class Campaign:
             self.tallies.count_features(case, answer)
         t_compare = time.perf_counter()
         with self.clock.stage("judge"):
-            outcome = self.judging.classify(case, answer)
+            outcome = self.judging.classify(case, answer, known=self.tables.holds)
             if case.cross is not None:
                 outcome = self.judge_cross(case, answer, half_answer, outcome)
         with self.clock.stage("record"):

@@ -69,6 +69,16 @@ class FindingTables:
     def signatures(self) -> set[str]:
         return {sig for table in self.by_folder.values() for sig in table}
 
+    def holds(self, signature: str) -> bool:
+        """Whether a finding first seen under `signature` would be a hit of one this campaign
+        holds (filed, unconfirmed or pending) or of one `--known` names, not a new one."""
+        with self.lock:
+            signature = self.keyed_on(signature)
+            if signature in self.signatures() or signature in self.known.signatures:
+                return True
+            pending = self.reductions.pending if self.reductions is not None else {}
+            return waiting_under(pending, signature) is not None
+
     def keyed_on(self, signature: str) -> str:
         """The signature a finding first seen under `signature` is keyed on now (a pass-order
         finding is renamed to its minimal sequence's)."""

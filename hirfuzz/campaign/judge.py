@@ -38,8 +38,15 @@ class Judge:
         self.crash_oracle = ORACLES[baseline].crash_oracle()  # the crash oracle, for the reference
         self.label = label  # "Relax on TVM 0.27.0": known once the workers have said so
 
-    def classify(self, case: Case, answer) -> Outcome:
-        """What an answer means; no side effects, so the reducer can use it too."""
+    def classify(self, case: Case, answer, known: Callable[[str], bool] | None = None) -> Outcome:
+        """What an answer means; no side effects, so the reducer can use it too.
+
+        `known` (the campaign's, when it judges a case it drew) says whether a signature is
+        a finding the campaign already holds: a configuration failing so does not hide
+        a later one of the case that fails otherwise (the worker ran them all), whose
+        finding is the outcome instead; a known one is the outcome only where no later
+        configuration fails with something new. The reducer passes none: a trial is judged
+        by its first failing configuration, as the finding it reduces was."""
         if isinstance(answer, Death) and answer.memory_limit_mb is not None:
             # no finding: a reduction's trial that runs out of memory fails unlike any
             return Outcome(Status.OUT_OF_MEMORY, log=answer.log_tail)
@@ -59,6 +66,7 @@ class Judge:
         if base.finding is not None or answer["status"] == "error":
             return base
         memory = None  # a configuration that ran out of memory: the case's outcome, where none fails
+        seen_before = None  # the first configuration failing with a finding `known` holds
         for config, other in zip(case.configs[1:], answer.get("others", [])):
             if other["status"] == "skipped":  # the mutator failed (hirfuzz's own bug), or the
                 continue                      # executor cannot take the program by design
@@ -69,10 +77,15 @@ class Judge:
                 # a mutant's: the rewrites named, and every configuration before it (the
                 # original after the same passes among them) passed (oracles/mutation.py)
                 outcome.finding.extra["mutators"] = list(self._mutators.get(case.index, []))
-            if outcome.finding is not None:  # the baseline's status counts
-                return Outcome(base.status, base.stage, outcome.finding, outcome.log)
-            memory = memory or (outcome if outcome.status is Status.OUT_OF_MEMORY else None)
-        return memory or base
+            if outcome.finding is None:
+                memory = memory or (outcome if outcome.status is Status.OUT_OF_MEMORY else None)
+                continue
+            found = Outcome(base.status, base.stage, outcome.finding, outcome.log)  # the baseline's status counts
+            if known is None or not known(outcome.finding.signature):
+                found.past_known = seen_before is not None
+                return found
+            seen_before = seen_before or found
+        return seen_before or memory or base
 
     def _death(self, case: Case, death: Death) -> Outcome:
         """A worker that died on the case: keyed on where it died, where it said (a crash in

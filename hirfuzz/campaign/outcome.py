@@ -38,6 +38,9 @@ class Outcome:
     stage: str | None = None        # where an error, or a disruptive case's class, was seen
     finding: Finding | None = None
     log: str = ""
+    # its finding is a configuration's after one that failed with a finding the campaign held
+    # (judge.Judge.classify, `known`): what that one would have hidden
+    past_known: bool = False
 
     @property
     def status_text(self) -> str:

@@ -72,6 +72,8 @@ def summary(view: CampaignView) -> dict:
         "avoided_constructs": _avoided_constructs(view),
         "findings": tables["findings"],
         "finding_hits": c.findings_hits,
+        # cases whose finding a configuration failing with a known one before it would have hidden
+        "found_past_known": c.found_past_known,
         # hits of findings --known names (counted in finding_hits too): never filed again
         "known_hits": sum(c.known.values()), "known_hits_by_signature": _by_count(c.known),
         "pending": pending,

@@ -49,6 +49,9 @@ class Counters:
     builds_saved_reducing: int = 0  # by the reducer's trial runs (not in builds_saved)
     pass_checks: int = 0      # check-only pass sequences a worker ran (--pass-checks; protocol.CHECK_ONLY)
     pass_checks_s: float = 0.0  # the seconds the passes of those that passed took (a failure's are not timed)
+    # cases whose finding came from a configuration after one failing with a finding already
+    # held (outcome.Outcome.past_known): one a known bug would have hidden
+    found_past_known: int = 0
     # target -> how far its baseline configuration got, case by case: "compared" (ran and
     # met the reference), "ran", "built" (not run: its inputs may trap), "error:<stage>"
     # (whatever the oracle made of it), "skipped"; what `--target llvm,cuda` asks of CUDA
@@ -97,6 +100,7 @@ class Tallies:
             table[outcome.stage] = table.get(outcome.stage, 0) + 1
         self._count_progress(outcome)
         self._count_input_search(case, outcome)
+        self.counters.found_past_known += outcome.past_known
 
     def count_cross(self, half_answer, half_outcome: Outcome, reference_suspect: bool):
         """The second IR's half of a cross-IR case: its status, and its time in TVM."""
