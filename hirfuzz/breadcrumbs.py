@@ -45,6 +45,9 @@ class Place:
     stage: Stage
     config: int | None = None
     pass_name: str | None = None
+    # the positions of the configuration's passes left out of the sequence it died running:
+    # the worker went on past passes that failed (worker.failures_past), each dropped in turn
+    dropped: tuple[int, ...] = ()
 
     def key(self) -> str:
         """The place in a signature: "passes:DataflowUseInplaceCalls", "build" (never the
@@ -53,7 +56,8 @@ class Place:
 
     def as_extra(self) -> dict:
         """What a finding's extra says of it ("died_in")."""
-        said = {"stage": self.stage.value, "config": self.config, "pass": self.pass_name}
+        said = {"stage": self.stage.value, "config": self.config, "pass": self.pass_name,
+                "dropped": list(self.dropped) or None}
         return {k: v for k, v in said.items() if v is not None}
 
     def describe(self) -> str:
@@ -72,22 +76,29 @@ class _Trail:
         # the pass the passes stage is in, also with the breadcrumbs off: a pass that raises
         # with no TVM frame to say where (Relay's type checker) is named by it (worker.run_config)
         self.pass_name: str | None = None
+        self.pass_position: int | None = None  # its position in the sequence being run
+        self.dropped: tuple[int, ...] = ()  # Place.dropped: set while the worker goes on past failed passes
 
     def start_request(self):
         self.config = None
         self.pass_name = None
+        self.pass_position = None
+        self.dropped = ()
         self._write({})
 
     def enter_config(self, index: int):
         self.config = index
 
-    def at(self, stage: Stage, pass_name: str | None = None):
+    def at(self, stage: Stage, pass_name: str | None = None, position: int | None = None):
         self.pass_name = pass_name
+        self.pass_position = position
         said = {"stage": stage.value}
         if self.config is not None:
             said["config"] = self.config
         if pass_name is not None:
             said["pass"] = pass_name
+        if self.dropped:
+            said["dropped"] = list(self.dropped)
         self._write(said)
 
     def _write(self, said: dict):
@@ -105,7 +116,7 @@ def parse(line: str) -> Place | None:
         return None
     try:
         said = json.loads(line[len(PREFIX):])
-        return Place(Stage(said["stage"]), said.get("config"), said.get("pass"))
+        return Place(Stage(said["stage"]), said.get("config"), said.get("pass"), tuple(said.get("dropped") or ()))
     except (ValueError, KeyError, TypeError):
         return None
 

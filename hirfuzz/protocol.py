@@ -45,6 +45,21 @@ def lowered_only(config: dict) -> dict:
     return {**config, "passes": [], CHECK_ONLY: True}
 
 
+# a reply's field: the failures a failed pass of its sequence hid (worker.failures_past), each a
+# reply of the same form with the positions of the sequence it ran without (PAST_DROPPED)
+PAST_FAILURES = "past"
+PAST_DROPPED = "dropped"
+
+
+def without_passes(config: dict, dropped) -> dict:
+    """`config` check-only and without the passes at positions `dropped` of its sequence: what
+    a worker runs to go on past passes that failed, and the configuration a failure met so is
+    judged, reduced and reproduced under (the module each later pass is given is the same)."""
+    left_out = set(dropped)
+    passes = [step for position, step in enumerate(config["passes"]) if position not in left_out]
+    return {**config, "passes": passes, CHECK_ONLY: True}
+
+
 def encode_array(a: np.ndarray) -> str:
     buf = io.BytesIO()
     np.save(buf, np.asarray(a), allow_pickle=False)  # (ascontiguousarray would make rank 0 rank 1)

@@ -293,8 +293,8 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
     each on its own. A check-only configuration (protocol.CHECK_ONLY) stops after its
     passes: "ok" with no outputs, its time under "passes" alone."""
     from .breadcrumbs import TRAIL, Stage
-    from .dialects.base import ILL_FORMED_STAGE, INNER_PASSES, ExecutorCannotTake, IllFormedAfterPass
-    from .protocol import CHECK_ONLY, encode_array, error_reply
+    from .dialects.base import ILL_FORMED_STAGE, ExecutorCannotTake
+    from .protocol import CHECK_ONLY, PAST_FAILURES, encode_array
     timings, stages, extra = {}, {}, {}
     stage = "passes"
     t_start = t0 = time.perf_counter()
@@ -330,23 +330,72 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
             timings["run"] = stages["run"] = _lap(t0)
     except ExecutorCannotTake as exc:
         return {"status": "skipped", "reason": str(exc), "timings": timings, "stages": stages}
-    except IllFormedAfterPass as exc:
-        # the well-formedness check's own complaint, and the pass it blames (judge._crash)
-        reply = error_reply(ILL_FORMED_STAGE, exc.cause, dialect.take_diagnostics())
-        reply.update(blamed_pass=exc.pass_name, inner_passes=exc.inner_passes, timings=timings, stages=stages)
-        return reply
     except Exception as exc:
-        reply = error_reply(stage, exc, dialect.take_diagnostics())
-        if stage == "passes" and TRAIL.pass_name:
-            reply["failed_pass"] = TRAIL.pass_name
-        if getattr(exc, INNER_PASSES, None):  # a pass that raised, and the passes within it that raise alike
-            reply["inner_passes"] = getattr(exc, INNER_PASSES)
+        reply = failure_reply(dialect, stage, exc)
+        if reply["stage"] in ("passes", ILL_FORMED_STAGE):
+            t0 = time.perf_counter()
+            reply[PAST_FAILURES] = failures_past(dialect, mod, config, TRAIL.pass_position)
+            stages["passes_past"] = _lap(t0)
         reply["timings"] = timings
         reply["stages"] = stages
         reply.update(extra)
         return reply
     return {"status": "ok", "outputs": [encode_array(o) for o in outputs], "timings": timings, "stages": stages,
             **extra}
+
+
+def failure_reply(dialect, stage: str, exc: BaseException) -> dict:
+    """What failed at `stage`, as a reply: a pass's ill-formed output (the check's own
+    complaint and the pass it blames: judge._crash), or an exception, with the pass of the
+    sequence that raised and the passes within it that raise alike."""
+    from .breadcrumbs import TRAIL
+    from .dialects.base import ILL_FORMED_STAGE, INNER_PASSES, IllFormedAfterPass
+    from .protocol import error_reply
+    if isinstance(exc, IllFormedAfterPass):
+        reply = error_reply(ILL_FORMED_STAGE, exc.cause, dialect.take_diagnostics())
+        reply.update(blamed_pass=exc.pass_name, inner_passes=exc.inner_passes)
+        return reply
+    reply = error_reply(stage, exc, dialect.take_diagnostics())
+    if stage == "passes" and TRAIL.pass_name:
+        reply["failed_pass"] = TRAIL.pass_name
+    if getattr(exc, INNER_PASSES, None):
+        reply["inner_passes"] = getattr(exc, INNER_PASSES)
+    return reply
+
+
+# how many failed passes of one sequence a worker goes on past (each costs the sequence's passes again)
+MOST_PAST = 3
+
+
+def failures_past(dialect, mod, config: dict, failed: int | None) -> list[dict]:
+    """The failures a failed pass of the configuration's sequence (at position `failed`) hid:
+    the sequence run again check-only without it, then without the next pass that fails as
+    well, and so on (MOST_PAST at most), each failure's reply saying which positions it ran
+    without (protocol.without_passes). The first failure may be a bug the campaign has
+    filed already; the judge then looks here for one it has not (judge.Judge.classify).
+    The breadcrumbs say which passes are left out, so a death on the way is pinned to the
+    sequence that died."""
+    from .breadcrumbs import TRAIL
+    from .protocol import PAST_DROPPED, without_passes
+    steps = config.get("passes") or []
+    dropped = [] if failed is None else [failed]
+    found = []
+    try:
+        while dropped and len(found) < MOST_PAST and len(dropped) < len(steps):
+            kept = [position for position in range(len(steps)) if position not in dropped]
+            TRAIL.dropped = tuple(sorted(dropped))
+            TRAIL.pass_position = None
+            try:
+                dialect.apply_passes(mod, without_passes(config, dropped))
+                break
+            except Exception as exc:  # noqa: BLE001 - every failure is data for the oracle
+                found.append({**failure_reply(dialect, "passes", exc), PAST_DROPPED: sorted(dropped)})
+                if TRAIL.pass_position is None:
+                    break
+                dropped.append(kept[TRAIL.pass_position])
+    finally:
+        TRAIL.dropped = ()
+    return found
 
 
 def _lap(t0: float) -> float:

@@ -13,7 +13,7 @@ from typing import Callable
 from ..core.finding import Finding, crash_signature, death_signature, error_line, ill_formed_signature
 from ..dialects.base import ILL_FORMED_STAGE
 from ..core.oracle import Approximation, TargetTolerance, compare_results
-from ..protocol import CHECK_ONLY, decode_array
+from ..protocol import CHECK_ONLY, PAST_DROPPED, PAST_FAILURES, decode_array, without_passes
 from .cases import Case
 from .oracles import ORACLES, Oracle, oracle_of
 from .outcome import Outcome, Status
@@ -72,11 +72,7 @@ class Judge:
                 continue                      # executor cannot take the program by design
             if config.get(CHECK_ONLY) and other["status"] != "error":
                 continue  # its passes ran and left a well-formed module: nothing was built to compare
-            outcome = self._judge_config(case, other, config, oracle_of(config), cramped)
-            if outcome.finding is not None and config.get("module"):
-                # a mutant's: the rewrites named, and every configuration before it (the
-                # original after the same passes among them) passed (oracles/mutation.py)
-                outcome.finding.extra["mutators"] = list(self._mutators.get(case.index, []))
+            outcome = self._judge_other(case, other, config, cramped)
             if outcome.finding is None:
                 memory = memory or (outcome if outcome.status is Status.OUT_OF_MEMORY else None)
                 continue
@@ -85,7 +81,30 @@ class Judge:
                 found.past_known = seen_before is not None
                 return found
             seen_before = seen_before or found
+            hidden = self._hidden_past(case, other, config, known, cramped)
+            if hidden is not None:
+                return Outcome(base.status, base.stage, hidden.finding, hidden.log, past_known=True)
         return seen_before or memory or base
+
+    def _judge_other(self, case: Case, reply: dict, config: dict, cramped: bool) -> Outcome:
+        """A configuration other than the baseline, judged by the oracle it names."""
+        outcome = self._judge_config(case, reply, config, oracle_of(config), cramped)
+        if outcome.finding is not None and config.get("module"):
+            # a mutant's: the rewrites named, and every configuration before it (the
+            # original after the same passes among them) passed (oracles/mutation.py)
+            outcome.finding.extra["mutators"] = list(self._mutators.get(case.index, []))
+        return outcome
+
+    def _hidden_past(self, case: Case, reply: dict, config: dict, known: Callable[[str], bool],
+                     cramped: bool) -> Outcome | None:
+        """The first failure the worker met going on past the failed passes of `config`'s
+        sequence (worker.failures_past) that `known` does not hold, judged under the sequence
+        without them (the configuration its reduction and reproducer use); None: none."""
+        for past in reply.get(PAST_FAILURES) or []:
+            outcome = self._judge_other(case, past, without_passes(config, past[PAST_DROPPED]), cramped)
+            if outcome.finding is not None and not known(outcome.finding.signature):
+                return outcome
+        return None
 
     def _death(self, case: Case, death: Death) -> Outcome:
         """A worker that died on the case: keyed on where it died, where it said (a crash in
@@ -98,6 +117,8 @@ class Judge:
             extra["died_in"] = place.as_extra()
             if place.config is not None and place.config < len(case.configs):
                 config = case.configs[place.config]
+            if place.dropped:  # it died going on past passes that failed (worker.failures_past)
+                config = without_passes(config, place.dropped)
         finding = Finding(kind=kind, oracle=self.crash_oracle.value, stage="worker",
                           signature=self._prefix(self.crash_oracle) + death_signature(
                               death.reason, death.signal, place.key() if place else None),

@@ -37,9 +37,9 @@ def apply_passes(mod, config: dict):
         return mod
     passes = [instantiate_pass(step) for step in config["passes"]]
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
-        for step, pass_ in zip(config["passes"], passes):
+        for position, (step, pass_) in enumerate(zip(config["passes"], passes)):
             before = mod
-            TRAIL.at(Stage.PASSES, step["name"])  # where a pass that kills the worker killed it
+            TRAIL.at(Stage.PASSES, step["name"], position)  # where a pass that kills the worker killed it
             try:
                 mod = _run(before, pass_)
             except Exception as exc:  # the pass raised: the pass within it that raises alike, for titles

@@ -73,8 +73,8 @@ def apply_passes(mod, config: dict):
     IllFormedAfterPass (else the next step's InferType, or the build, would be blamed)."""
     from ..base import IllFormedAfterPass
     mod = copy_module(mod)
-    for step in config.get("passes") or []:
-        TRAIL.at(Stage.PASSES, step["name"])  # where a pass that kills the worker killed it
+    for position, step in enumerate(config.get("passes") or []):
+        TRAIL.at(Stage.PASSES, step["name"], position)  # where a pass that kills the worker killed it
         mod = run_step(mod, instantiate_pass(step), config["opt_level"])
         try:
             check_well_formed(mod)

@@ -161,3 +161,11 @@ def inplace_on_tuple_module():
     def apply(_mod, _ctx):
         return relax.transform.LegalizeOps()(_InplaceOnTupleCrash)
     return apply
+
+
+def always_raise(message: str):
+    """Raises `message` on any module: a pass that fails whatever it is given."""
+    @tvm.transform.module_pass(opt_level=0, name="PlantedAlwaysRaise")
+    def apply(mod, _ctx):
+        raise ValueError(message)
+    return apply
