@@ -195,6 +195,7 @@ MIXED_PRECISION = "ToMixedPrecision"
 _BROADCAST_MISMATCH = re.compile(r"data types (\w+) and (\w+) do not match in BroadcastRel")
 _CHECKER_MISMATCH = "The Relay type checker is unable to show the following types match. In particular `{}` does not match `{}`"
 _FLOATS = ("halfN", "floatN", "bfloatN")
+STALE_FLOAT = "a float type left stale at: "  # a root key's complaint, the construct following
 
 
 def ill_formed_root(blamed_pass: str, complaint: str, said: str = "", construct: str = "") -> str:
@@ -210,7 +211,8 @@ def ill_formed_root(blamed_pass: str, complaint: str, said: str = "", construct:
       variable with its value's type before the value's own is known again), a call to a
       global function (returned unchanged, its arguments not cast to the callee's
       parameters, which the function pass converts on its own), a function literal's call
-      (its arguments cast to float32 whatever its parameters declare)."""
+      (its arguments cast to float32 whatever its parameters declare). Keyed on the
+      construct alone where it is known; on the two dtypes (halfN apart) where not."""
     if blamed_pass != MIXED_PRECISION:
         return f"{ROOT}|ill-formed|{blamed_pass}|{_dtype_complaint(complaint, said)}"
     keyed = _dtype_complaint(_as_checker_says(complaint), _as_checker_says(said))
@@ -218,9 +220,12 @@ def ill_formed_root(blamed_pass: str, complaint: str, said: str = "", construct:
     if not found:
         return f"{ROOT}|ill-formed|{blamed_pass}|{keyed}"
     pair = sorted("intN" if d == "uintN" else d for d in found.group(1, 2))
+    if construct and all(d in _FLOATS for d in pair):
+        # which floats meet is the program's: the converted op's (float16), an accumulating
+        # op's (mean: float32), a full-precision input's (float64); the construct is the fault's
+        return f"{ROOT}|ill-formed|{blamed_pass}|{STALE_FLOAT}{construct}"
     keyed = keyed[:found.start()] + "`{}` does not match `{}`".format(*pair) + keyed[found.end():]
-    carrier = construct if construct and all(d in _FLOATS for d in pair) else ""
-    return f"{ROOT}|ill-formed|{blamed_pass}|{keyed}" + (f"|stale type at: {carrier}" if carrier else "")
+    return f"{ROOT}|ill-formed|{blamed_pass}|{keyed}"
 
 
 def _as_checker_says(text: str) -> str:

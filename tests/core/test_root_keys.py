@@ -354,7 +354,37 @@ def test_a_mixed_precision_stale_type_is_keyed_on_the_construct_that_carries_it(
     assert len({_key(f, construct=False) for f in (LET_IF, GLOBAL_CALL, FUSED_LITERAL)}) == 1
     assert len({_key(f) for f in (LET_IF, GLOBAL_CALL, FUSED_LITERAL)}) == 3
     assert _key(LET_IF) == _key(LET_IF_BESIDE_AN_INTEGER_GLOBAL)
-    assert _key(LET_IF).endswith("`floatN` does not match `halfN`|stale type at: let binding"), _key(LET_IF)
+    assert _key(LET_IF) == "root|ill-formed|ToMixedPrecision|a float type left stale at: let binding", _key(LET_IF)
+
+
+# 0005: EtaExpand put @f1's call (greater_equal of two float64) in a function literal,
+# whose arguments ToMixedPrecision casts to float32
+LITERAL_FOR_A_GLOBAL = (
+    "pass-order|crash|passes|DiagnosticError||DiagnosticError: " + _TC
+    + "`Tensor[(N, N, N), floatN]` does not match `Tensor[(N, N, N), floatN]` | The Relay type checker is un",
+    "after EtaExpand(expand_global_var=True, expand_constructor=False), ToMixedPrecision(mixed_precision_type='bfloat16', "
+    "missing_op_mode=1): DiagnosticError: " + _TC + "`Tensor[(4, 4, 4), float64]` does not match `Tensor[(4, 4, 4), float32]`",
+    "ToMixedPrecision", _plan([(0, 2, "global", False)]),
+    _nodes(("float64", None), ("float64", None), ("bool", [[1, 0], [0, 0]])),
+    [{"name": "EtaExpand", "args": {"expand_global_var": True, "expand_constructor": False}}, _TMP])
+# merged into 0005 (crash-17b1f3d0f2): main passes mean's float32 result to @f1's float64 parameter
+GLOBAL_CALL_OF_A_MEAN = (
+    "pass-order|crash|passes|DiagnosticError||DiagnosticError: " + _TC
+    + "`Tensor[(N), floatN]` does not match `Tensor[(N), floatN]` | The type inference pass was unable to in",
+    "after ToMixedPrecision(mixed_precision_type='bfloat16', missing_op_mode=1): DiagnosticError: " + _TC
+    + "`Tensor[(6), float64]` does not match `Tensor[(6), float32]` | The type inference pas",
+    "ToMixedPrecision", _plan([(2, 2, "global", False)]),
+    _nodes(("float64", None), ("float64", [[0, 0]]), ("float64", [[1, 0]])), [_TMP])
+
+
+def test_which_floats_a_stale_type_holds_is_the_programs_where_the_construct_is_known():
+    # the campaign joined crash-17b1f3d0f2 to 0005 and crash-6b799f3f8b to 0001 (by their
+    # dtype pairs); a reader placed them with 0010 (a global call) and 0005 (a literal's cast)
+    assert _key(GLOBAL_CALL_OF_A_MEAN, construct=False) == _key(LITERAL_FOR_A_GLOBAL, construct=False)
+    assert _key(GLOBAL_CALL_OF_A_MEAN) == _key(GLOBAL_CALL_ILL_FORMED) != _key(LITERAL_FOR_A_GLOBAL)
+    assert _key(FUSED_LITERAL) == _key(LITERAL_FOR_A_GLOBAL)
+    # no construct known: the dtypes still key it, a 16-bit float apart
+    assert _key(LET_IF, construct=False).endswith("`floatN` does not match `halfN`")
 
 
 def test_a_pass_that_lifts_or_wraps_what_carries_the_type_changes_the_construct():
