@@ -14,8 +14,8 @@ root key stands (its signature's, where the campaign saved none), but for a work
 keyed now on the fatal line its log ends with (core.finding.death_root_key), where it has one.
 
 --saved runs nothing again: each finding's key as saved and as hirfuzz keys it now from what
-it saved (current_key: a crash or death from its signature, detail and message, any other
-as saved). Relay campaigns' programs this tool
+it saved (current_key: a crash or death from its signature, detail and message, and its
+case.json's lowering plan and passes; any other as saved). Relay campaigns' programs this tool
 cannot run (it lowers with Relax): use --saved for them.
 
 --narrowing projects a check hirfuzz does not make (issue 27's "one finding per root
@@ -49,7 +49,7 @@ from hirfuzz.campaign.cases import Case  # noqa: E402
 from hirfuzz.campaign.judge import Judge  # noqa: E402
 from hirfuzz.campaign.reducer import _PREFIXES  # noqa: E402
 from hirfuzz.core.calls import call_records  # noqa: E402
-from hirfuzz.core.finding import ROOT, failed_pass_of, root_key  # noqa: E402
+from hirfuzz.core.finding import ROOT, failed_pass_of, root_key, stale_type_carrier  # noqa: E402
 from hirfuzz.core.graph import Graph  # noqa: E402
 from hirfuzz.core.passes import load_catalog  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
@@ -67,17 +67,22 @@ def saved_key(finding: dict) -> str:
             or finding["signature"])
 
 
-def current_key(finding: dict) -> str:
+def current_key(finding: dict, case_json: dict | None = None) -> str:
     """The root key hirfuzz gives a saved finding now without running it, from its signature
     and its detail (a worker's death: the fatal line of its log; a crash: the frame of TVM's
     Python that raised it): a crash in a pass no frame places is keyed on the pass that raised
-    where the finding says (extra.failed_pass), else on its reduced program's one pass; any
-    other as saved."""
+    where the finding says (extra.failed_pass), else on its reduced program's one pass; a
+    ToMixedPrecision type error also on what in its reduced program (`case_json`, its
+    case.json) carries the stale type (stale_type_carrier); any other as saved."""
     if finding["kind"] != "crash":
         return saved_key(finding)
     failed_pass = failed_pass_of(finding["extra"], finding["extra"].get("pass_names") or [])
-    return (root_key(finding["signature"], _PREFIXES, failed_pass, finding.get("detail", ""), finding["message"])
-            or finding["signature"])
+    construct = ""
+    if case_json is not None:
+        construct = stale_type_carrier(case_json.get("lowering"), case_json.get("graph"),
+                                       case_json["configs"][-1].get("passes") or [])
+    return (root_key(finding["signature"], _PREFIXES, failed_pass, finding.get("detail", ""), finding["message"],
+                     construct) or finding["signature"])
 
 
 def with_catalog_steps(config: dict, catalog) -> dict:
@@ -166,7 +171,7 @@ def campaign_keys(out: Path, catalog, specs, dialect, judge: Judge) -> list[tupl
     """(finding folder, saved, before, after) root keys of each confirmed finding of `out`."""
     rows = []
     for folder, finding in saved_findings(out):
-        saved, now = saved_key(finding), current_key(finding)
+        saved, now = saved_key(finding), current_key(finding, saved_case(folder))
         if finding["kind"] != "crash" or finding["stage"] not in PASS_STAGES:
             rows.append((folder.name, saved, now, now))
             continue
@@ -180,7 +185,14 @@ def campaign_keys(out: Path, catalog, specs, dialect, judge: Judge) -> list[tupl
 
 def saved_keys(out: Path) -> list[tuple[str, str, str]]:
     """(finding folder, saved, now) root keys of each finding of `out`, nothing run (current_key)."""
-    return [(folder.name, saved_key(finding), current_key(finding)) for folder, finding in saved_findings(out)]
+    return [(folder.name, saved_key(finding), current_key(finding, saved_case(folder)))
+            for folder, finding in saved_findings(out)]
+
+
+def saved_case(folder: Path) -> dict | None:
+    """A finding's case.json (its reduced program), None where it kept none."""
+    path = folder / "case.json"
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def saved_findings(out: Path):

@@ -34,7 +34,7 @@ from ..core.passes import describe as describe_passes
 from .report import bug_report
 from .sandbox import Worker, WorkerError
 from .target_independence import judge_target
-from ..core.finding import Finding, failed_pass_of, root_key, short_id
+from ..core.finding import Finding, failed_pass_of, root_key, short_id, stale_type_carrier
 from ..protocol import decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
 from .reduction_budget import FindingBudget, ReductionShare
@@ -372,7 +372,8 @@ class Reduction:
             signature = state.reduced_signature or (signature if reduced else None)
         passes = state.case.configs[-1].get("passes") or []
         failed_pass = failed_pass_of(state.finding.extra, [step["name"] for step in passes])
-        return (root_key(signature, _PREFIXES, failed_pass, state.finding.detail, state.finding.message)
+        construct = stale_type_carrier(state.case.lowering, state.case.graph.to_json(), passes)
+        return (root_key(signature, _PREFIXES, failed_pass, state.finding.detail, state.finding.message, construct)
                 if signature else None)
 
     def merged_into_known(self, job: Job, passes: list) -> bool:

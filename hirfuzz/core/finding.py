@@ -187,6 +187,116 @@ def _float_kind(dtype: str, said: str | None = None) -> str:
     return "halfN" if said in ("float16", "bfloat16") else "floatN"
 
 
+# --- Relay's type checker and ToMixedPrecision ----------------------------------------------------
+
+RELAY_TYPE_ERROR = "DiagnosticError"  # what Relay's type checker raises
+MIXED_PRECISION = "ToMixedPrecision"
+# BroadcastRel's own words for a dtype mismatch, as said and as normalised
+_BROADCAST_MISMATCH = re.compile(r"data types (\w+) and (\w+) do not match in BroadcastRel")
+_CHECKER_MISMATCH = "The Relay type checker is unable to show the following types match. In particular `{}` does not match `{}`"
+_FLOATS = ("halfN", "floatN", "bfloatN")
+STALE_FLOAT = "a float type left stale at: "  # a root key's complaint, the construct following
+
+
+def ill_formed_root(blamed_pass: str, complaint: str, said: str = "", construct: str = "") -> str:
+    """The root key of a module a pass left ill-formed (ill-typed): the pass and the complaint
+    (_dtype_complaint). Relay's ToMixedPrecision (TVM 0.19) has two faults that show as one
+    dtype mismatch or another, keyed apart by what the mismatch holds:
+    - an integer where a float was made: an integer conv, dense or batch_matmul with a void
+      out_dtype given the mixed type as its out_dtype (ModifyAttrsOutputDType sets it whatever
+      the input dtype). One fault whether the integer is signed or not (the program's), and
+      whether the type checker says it or BroadcastRel (the consumer's), and wherever it sits;
+    - two floats: a type left stale, which the construct that carries it tells apart
+      (`construct`, stale_type_carrier): a let binding (the Let handler annotates the
+      variable with its value's type before the value's own is known again), a call to a
+      global function (returned unchanged, its arguments not cast to the callee's
+      parameters, which the function pass converts on its own), a function literal's call
+      (its arguments cast to float32 whatever its parameters declare). Keyed on the
+      construct alone where it is known; on the two dtypes (halfN apart) where not."""
+    if blamed_pass != MIXED_PRECISION:
+        return f"{ROOT}|ill-formed|{blamed_pass}|{_dtype_complaint(complaint, said)}"
+    keyed = _dtype_complaint(_as_checker_says(complaint), _as_checker_says(said))
+    found = _DTYPE_MISMATCH.search(keyed)
+    if not found:
+        return f"{ROOT}|ill-formed|{blamed_pass}|{keyed}"
+    pair = sorted("intN" if d == "uintN" else d for d in found.group(1, 2))
+    if construct and all(d in _FLOATS for d in pair):
+        # which floats meet is the program's: the converted op's (float16), an accumulating
+        # op's (mean: float32), a full-precision input's (float64); the construct is the fault's
+        return f"{ROOT}|ill-formed|{blamed_pass}|{STALE_FLOAT}{construct}"
+    keyed = keyed[:found.start()] + "`{}` does not match `{}`".format(*pair) + keyed[found.end():]
+    return f"{ROOT}|ill-formed|{blamed_pass}|{keyed}"
+
+
+def _as_checker_says(text: str) -> str:
+    """BroadcastRel's dtype mismatch as Relay's type checker words one."""
+    return _BROADCAST_MISMATCH.sub(lambda m: _CHECKER_MISMATCH.format(m[1], m[2]), text or "")
+
+
+# passes that, run before ToMixedPrecision, change what carries a stale type
+_LIFTS_CLOSURES = "LambdaLift"           # let-bound closures become global functions
+_MAKES_LITERALS = ("FuseOps",)           # each fused group becomes a called function literal
+_ETA_EXPAND = "EtaExpand"                # expand_global_var: a global's call goes through a literal
+_DROPS_LETS = "ToGraphNormalForm"        # a let-bound If becomes a plain one, which ToMixedPrecision handles
+
+
+def stale_type_carrier(lowering: dict | None, graph: dict | None, steps: list[dict]) -> str:
+    """What in a reduced program carries the type ToMixedPrecision leaves stale, read from
+    its lowering plan (core.plan) and the passes run before ToMixedPrecision: "function
+    literal" (FuseOps or EtaExpand of a global made one), "global call" (a global function
+    that computes a float, or a closure LambdaLift lifted), "let binding" (a let-bound
+    closure or If), or "" where it has none of these. A global function of integers only
+    carries no float type, nor a stale one."""
+    plan = (lowering or {}).get("plan") or {}
+    floats = _float_nodes(graph)
+    cuts = plan.get("functions") or []
+    has = {"global": any(c.get("kind") == "global" and floats & set(range(c["start"], c["end"] + 1)) for c in cuts),
+           "closure": any(c.get("kind") == "local" for c in cuts),
+           "if": any({"if_shape", "if_prim"} & set(f) for f in (plan.get("node_features") or {}).values()),
+           "literal": False}
+    for step in steps:
+        name = step.get("name")
+        if name == MIXED_PRECISION:
+            break
+        if name == _LIFTS_CLOSURES and has["closure"]:
+            has["closure"], has["global"] = False, True
+        elif name in _MAKES_LITERALS:
+            has["literal"] = True
+        elif name == _ETA_EXPAND and has["global"] and (step.get("args") or {}).get("expand_global_var"):
+            has["global"], has["literal"] = False, True
+        elif name == _DROPS_LETS:
+            has["if"] = False
+    for construct, label in (("literal", "function literal"), ("global", "global call"),
+                             ("closure", "let binding"), ("if", "let binding")):
+        if has[construct]:
+            return label
+    return ""
+
+
+def _float_nodes(graph: dict | None) -> set[int]:
+    """The ids of a graph's (core.graph JSON) nodes that compute a float or read one: a
+    function's float parameter is a type a caller's call can leave stale, as is its result."""
+    nodes = {node["id"]: node for node in (graph or {}).get("nodes", [])}
+
+    def is_float(node_id: int, index: int) -> bool:
+        outputs = nodes[node_id].get("outputs", []) if node_id in nodes else []
+        return index < len(outputs) and "float" in outputs[index].get("dtype", "")
+    return {node_id for node_id, node in nodes.items()
+            if any(is_float(node_id, i) for i in range(len(node.get("outputs", []))))
+            or any(is_float(*ref) for ref in _refs(node.get("inputs", [])))}
+
+
+def _refs(inputs: list) -> list[tuple[int, int]]:
+    """The (node, output) references of a graph node's inputs, a variadic input's each."""
+    refs = []
+    for item in inputs:
+        if len(item) == 2 and all(isinstance(x, int) for x in item):
+            refs.append((item[0], item[1]))
+        else:
+            refs.extend(_refs(item))
+    return refs
+
+
 # --- a dead worker's last words -----------------------------------------------------------------
 
 # what a dying process says of why, where it says anything (a segfault says nothing): a failed
@@ -274,7 +384,7 @@ def failed_pass_of(extra: dict, pass_names: list[str]) -> str | None:
 
 
 def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None = None,
-             detail: str = "", said: str = "") -> str | None:
+             detail: str = "", said: str = "", construct: str = "") -> str | None:
     """Where TVM fails, whichever program, oracle or configuration showed it: the key that
     makes findings with one root cause one finding (findings.FindingTables.join_root).
 
@@ -290,7 +400,10 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     a type mismatch's dtypes are read as the finding's message (`said`) gives them
     (_dtype_complaint); a crash in a pass that no TVM frame places is keyed on
     `failed_pass`, the pass of the sequence that raised (or the one pass its reduced program
-    needs). A worker's death is keyed on the fatal line its log (`detail`) ends with, where
+    needs), and where Relay's type checker raised it (a DiagnosticError), as the ill-formed
+    output of that pass (ill_formed_root). A ToMixedPrecision float mismatch is keyed also
+    on `construct`, what in the reduced program carries the stale type (stale_type_carrier).
+    A worker's death is keyed on the fatal line its log (`detail`) ends with, where
     it has one (death_root_key); one without, or any other signature: None, and the finding
     keeps its own."""
     head, _, rest = signature.partition("|")
@@ -299,7 +412,7 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     kind, _, rest = signature.partition("|")
     if kind == "ill-formed":
         blamed_pass, _, complaint = rest.partition("|")
-        return f"{ROOT}|ill-formed|{blamed_pass}|{_dtype_complaint(complaint, said)}"
+        return ill_formed_root(blamed_pass, complaint, said, construct)
     if kind == "wrong-result":
         return f"{ROOT}|{signature}"
     if kind != "crash":
@@ -314,10 +427,15 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     # or inside relax.build: one fault in two stages), else the stage
     frame = frame or tvm_python_frame(detail)
     where = frame or f"stage:{stage}"
+    if not frame and stage == "passes" and failed_pass and exc_type == RELAY_TYPE_ERROR:
+        # Relay's type checker raising at the end of a pass (a FunctionPass infers the types
+        # of the module it made): the pass left an ill-typed module, as an ill-formed finding
+        # says of it when the pass's own check let it through; one fault, one key (TVM 0.19
+        # ToMixedPrecision's stale type of a global call shows either way)
+        return ill_formed_root(failed_pass, message, said, construct)
     if not frame and stage == "passes" and failed_pass:
-        # no TVM frame says where (Relay's type checker raising at the end of a pass): the
-        # pass that raised does, and its type mismatch is keyed as an ill-formed output's is
-        # (one ToMixedPrecision fault at two ranks, or after another pass, is one key)
+        # no TVM frame says where: the pass that raised does, and a type mismatch is keyed
+        # as an ill-formed output's is (one fault at two ranks, or after another pass, is one key)
         where, message = f"pass:{failed_pass}", _dtype_complaint(message, said)
     # cut shorter than normalize_message cuts: a longer shape moved its cut further in
     message = _IR_NODE.sub("<IR>", _SHAPE.sub("(shape)", message))

@@ -9,7 +9,8 @@ import threading
 from hirfuzz.campaign.coordinator import Campaign, Settings
 from hirfuzz.campaign.reducer import _PREFIXES, Job, Reduction
 from hirfuzz.campaign.reduction_steps import Finishing
-from hirfuzz.core.finding import Finding, crash_signature, ill_formed_signature, root_key, tvm_python_frame
+from hirfuzz.core.finding import (Finding, crash_signature, ill_formed_signature, root_key, stale_type_carrier,
+                                  tvm_python_frame)
 from hirfuzz.core.spec import load_specs
 
 TRACE = 'File "/tvm/src/relax/transform/fuse_tir.cc", line 12, in tvm::relax::FuseTIR::Run\n'
@@ -152,7 +153,8 @@ def test_a_frameless_pass_crash_is_keyed_on_the_one_pass_its_reduced_program_nee
     scalar, tensor = raised("`float32` does not match `float16`"), raised(
         "`Tensor[(3, 4), float16]` does not match `Tensor[(3, 4), float32]`")
     assert root_key(scalar, _PREFIXES, "ToMixedPrecision") == root_key(tensor, _PREFIXES, "ToMixedPrecision")
-    assert "|pass:ToMixedPrecision|" in root_key(scalar, _PREFIXES, "ToMixedPrecision")
+    # keyed as the pass's ill-formed output (ill_formed_root: the type checker raised at its end)
+    assert root_key(scalar, _PREFIXES, "ToMixedPrecision").startswith("root|ill-formed|ToMixedPrecision|")
     # another pass, another dtype pair, or no single pass named: other keys, as before
     assert root_key(scalar, _PREFIXES, "FakeQuantizationToInteger") != root_key(scalar, _PREFIXES, "ToMixedPrecision")
     assert root_key(raised("`Tensor[(3, 4), uint16]` does not match `Tensor[(3, 4), float16]`"), _PREFIXES,
@@ -272,3 +274,190 @@ def test_a_mismatch_keeps_whether_a_float_was_16_bits_wide_as_its_message_said()
     assert half_for_double.endswith("`floatN` does not match `halfN`"), half_for_double
     assert keyed("float64", "float32") != half_for_double
     assert keyed("uint8", "float16") != half_for_double
+
+
+
+# Relay ToMixedPrecision (TVM 0.19) findings of bench18f/relay-final, as saved: signature,
+# message (its start), the pass the worker said raised (None: ill-formed after it), and the
+# reduced program's lowering plan, graph (dtypes only) and pass steps
+_TC = "The Relay type checker is unable to show the following types match. In particular "
+_TMP = {"name": "ToMixedPrecision", "args": {"mixed_precision_type": "float16", "missing_op_mode": 1}}
+
+
+def _nodes(*dtypes_and_inputs) -> dict:
+    return {"nodes": [{"id": i, "outputs": [{"dtype": dtype}], **({"inputs": inputs} if inputs else {})}
+                      for i, (dtype, inputs) in enumerate(dtypes_and_inputs)]}
+
+
+def _plan(functions=(), node_features=None) -> dict:
+    return {"plan": {"format": 1, "functions": [{"start": s, "end": e, "kind": k, "captures": [], "as_value": v,
+                                                 "plain": False} for s, e, k, v in functions],
+                     "node_features": node_features or {}}}
+
+
+# 0001: a let-bound If ("let %v1: Tensor[(6, 2, 3, 5), float64] = if (...) { sqrt(%x0) } else { zeros(...) }")
+LET_IF = ("pass-order|crash|passes|DiagnosticError||DiagnosticError: " + _TC
+          + "`Tensor[(N, N, N, N), floatN]` does not match `Tensor[(N, N, N, N), floatN]` | The Relay type checker",
+          "after ToMixedPrecision(mixed_precision_type='float16', missing_op_mode=1): DiagnosticError: " + _TC
+          + "`Tensor[(6, 2, 3, 5), float64]` does not match `Tensor[(6, 2, 3, 5), float16]` | The R",
+          "ToMixedPrecision", _plan(node_features={"1": ["if_shape"]}),
+          _nodes(("float64", None), ("float64", [[0, 0]])), [_TMP])
+# merged into 0001 (crash-a658576e13): main calls @f1 (nn.softmax of float64), after ToGraphNormalForm
+GLOBAL_CALL = ("pass-order|crash|passes|DiagnosticError||DiagnosticError: " + _TC
+               + "`Tensor[(N, N, N, N), floatN]` does not match `Tensor[(N, N, N, N), bfloatN]` | The type inference pa",
+               "after ToGraphNormalForm(), ToMixedPrecision(mixed_precision_type='bfloat16', missing_op_mode=1): "
+               "DiagnosticError: " + _TC + "`Tensor[(3, 1, 5, 4), float64]` does not match `Tensor[(3, 1, 5, 4), bfloat16]`",
+               "ToMixedPrecision", _plan([(2, 2, "global", False)]),
+               _nodes(("float64", None), ("float64", [[0, 0]]), ("float64", [[1, 0]])),
+               [{"name": "ToGraphNormalForm", "args": {}}, {**_TMP, "args": {"mixed_precision_type": "bfloat16"}}])
+# 0010: ill-formed after ToMixedPrecision, @f1 called from main
+GLOBAL_CALL_ILL_FORMED = (
+    "pass-order|ill-formed|ToMixedPrecision|DiagnosticError: " + _TC
+    + "`Tensor[(N, N, N), floatN]` does not match `Tensor[(N, N, N), floatN]`",
+    "after ToMixedPrecision(mixed_precision_type='float16', missing_op_mode=2): ToMixedPrecision left an ill-formed "
+    "module: DiagnosticError: " + _TC + "`Tensor[(1, 1, 6), float16]` does not match `Tensor[(1, 1, 6), float32]`",
+    None, _plan([(2, 3, "global", False)]),
+    _nodes(("int64", None), ("float32", None), ("float32", [[1, 0]]), ("int64", [[0, 0]]), ("float32", None),
+           ("float32", [[2, 0], [4, 0]])), [_TMP])
+# merged into 0001 (crash-6b799f3f8b): FuseOps made main call function literals (float16 x * sigmoid(x))
+FUSED_LITERAL = ("pass-order|crash|passes|DiagnosticError||DiagnosticError: " + _TC
+                 + "`Tensor[(N, N, N), floatN]` does not match `Tensor[(N, N, N), floatN]`",
+                 "after SimplifyInference(), FuseOps(fuse_opt_level=3), ToMixedPrecision(mixed_precision_type='float16', "
+                 "missing_op_mode=1): DiagnosticError: " + _TC + "`Tensor[(3, 1, 4), float16]` does not match `Tensor[(3, 1, 4), float32]`",
+                 "ToMixedPrecision", {}, _nodes(("float16", None), ("float16", [[0, 0]])),
+                 [{"name": "SimplifyInference", "args": {}}, {"name": "FuseOps", "args": {"fuse_opt_level": 3}}, _TMP])
+# merged into 0001 (crash-38a2aa0c23): a let-bound If, beside a global function of uint16 only
+LET_IF_BESIDE_AN_INTEGER_GLOBAL = (
+    "pass-order|crash|passes|DiagnosticError||DiagnosticError: " + _TC
+    + "`Tensor[(N, N, N), floatN]` does not match `Tensor[(N, N, N), floatN]` | The type inference pass was ",
+    "after ToMixedPrecision(mixed_precision_type='float16', missing_op_mode=1): DiagnosticError: " + _TC
+    + "`Tensor[(2, 6, 6), float32]` does not match `Tensor[(2, 6, 6), float16]` | The type in",
+    "ToMixedPrecision", _plan([(4, 4, "global", False)], {"2": ["if_shape", "tuple"]}),
+    _nodes(("float32", None), ("float32", None), ("float32", [[0, 0], [1, 0]]), ("uint16", None),
+           ("uint16", [[3, 0]])), [_TMP])
+
+
+def _key(finding, construct=True) -> str:
+    signature, message, failed_pass, lowering, graph, steps = finding
+    carrier = stale_type_carrier(lowering, graph, steps) if construct else ""
+    return root_key(signature, _PREFIXES, failed_pass, "", message, carrier)
+
+
+def test_a_mixed_precision_stale_type_is_keyed_on_the_construct_that_carries_it():
+    # what the reduced program carries the stale type in, as ToMixedPrecision handles it
+    assert stale_type_carrier(*LET_IF[3:]) == "let binding"
+    assert stale_type_carrier(*GLOBAL_CALL[3:]) == stale_type_carrier(*GLOBAL_CALL_ILL_FORMED[3:]) == "global call"
+    assert stale_type_carrier(*FUSED_LITERAL[3:]) == "function literal"
+    assert stale_type_carrier(*LET_IF_BESIDE_AN_INTEGER_GLOBAL[3:]) == "let binding"
+    # one dtype pair, three constructs: keyed as one without the construct (the campaign's
+    # wrong joins into 0001), apart with it
+    assert len({_key(f, construct=False) for f in (LET_IF, GLOBAL_CALL, FUSED_LITERAL)}) == 1
+    assert len({_key(f) for f in (LET_IF, GLOBAL_CALL, FUSED_LITERAL)}) == 3
+    assert _key(LET_IF) == _key(LET_IF_BESIDE_AN_INTEGER_GLOBAL)
+    assert _key(LET_IF) == "root|ill-formed|ToMixedPrecision|a float type left stale at: let binding", _key(LET_IF)
+
+
+# 0005: EtaExpand put @f1's call (greater_equal of two float64) in a function literal,
+# whose arguments ToMixedPrecision casts to float32
+LITERAL_FOR_A_GLOBAL = (
+    "pass-order|crash|passes|DiagnosticError||DiagnosticError: " + _TC
+    + "`Tensor[(N, N, N), floatN]` does not match `Tensor[(N, N, N), floatN]` | The Relay type checker is un",
+    "after EtaExpand(expand_global_var=True, expand_constructor=False), ToMixedPrecision(mixed_precision_type='bfloat16', "
+    "missing_op_mode=1): DiagnosticError: " + _TC + "`Tensor[(4, 4, 4), float64]` does not match `Tensor[(4, 4, 4), float32]`",
+    "ToMixedPrecision", _plan([(0, 2, "global", False)]),
+    _nodes(("float64", None), ("float64", None), ("bool", [[1, 0], [0, 0]])),
+    [{"name": "EtaExpand", "args": {"expand_global_var": True, "expand_constructor": False}}, _TMP])
+# merged into 0005 (crash-17b1f3d0f2): main passes mean's float32 result to @f1's float64 parameter
+GLOBAL_CALL_OF_A_MEAN = (
+    "pass-order|crash|passes|DiagnosticError||DiagnosticError: " + _TC
+    + "`Tensor[(N), floatN]` does not match `Tensor[(N), floatN]` | The type inference pass was unable to in",
+    "after ToMixedPrecision(mixed_precision_type='bfloat16', missing_op_mode=1): DiagnosticError: " + _TC
+    + "`Tensor[(6), float64]` does not match `Tensor[(6), float32]` | The type inference pas",
+    "ToMixedPrecision", _plan([(2, 2, "global", False)]),
+    _nodes(("float64", None), ("float64", [[0, 0]]), ("float64", [[1, 0]])), [_TMP])
+
+
+def test_which_floats_a_stale_type_holds_is_the_programs_where_the_construct_is_known():
+    # the campaign joined crash-17b1f3d0f2 to 0005 and crash-6b799f3f8b to 0001 (by their
+    # dtype pairs); a reader placed them with 0010 (a global call) and 0005 (a literal's cast)
+    assert _key(GLOBAL_CALL_OF_A_MEAN, construct=False) == _key(LITERAL_FOR_A_GLOBAL, construct=False)
+    assert _key(GLOBAL_CALL_OF_A_MEAN) == _key(GLOBAL_CALL_ILL_FORMED) != _key(LITERAL_FOR_A_GLOBAL)
+    assert _key(FUSED_LITERAL) == _key(LITERAL_FOR_A_GLOBAL)
+    # no construct known: the dtypes still key it, a 16-bit float apart
+    assert _key(LET_IF, construct=False).endswith("`floatN` does not match `halfN`")
+
+
+def test_a_pass_that_lifts_or_wraps_what_carries_the_type_changes_the_construct():
+    local = _plan([(2, 2, "local", True)])
+    floats = _nodes(("float32", None), ("float32", [[0, 0]]), ("float32", [[1, 0]]))
+    # crash-be3cfe482c: LambdaLift made the closure a global function
+    assert stale_type_carrier(local, floats, [_TMP]) == "let binding"
+    assert stale_type_carrier(local, floats, [{"name": "LambdaLift", "args": {}}, _TMP]) == "global call"
+    # 0005: EtaExpand(expand_global_var=True) calls the global through a function literal
+    a_global = _plan([(0, 2, "global", False)])
+    eta = {"name": "EtaExpand", "args": {"expand_global_var": True, "expand_constructor": False}}
+    assert stale_type_carrier(a_global, floats, [eta, _TMP]) == "function literal"
+    assert stale_type_carrier(a_global, floats, [{**eta, "args": {"expand_global_var": False}}, _TMP]) == "global call"
+    # ToGraphNormalForm leaves an If unbound, which ToMixedPrecision types right
+    if_only = _plan(node_features={"1": ["if_shape"]})
+    assert stale_type_carrier(if_only, floats, [{"name": "ToGraphNormalForm", "args": {}}, _TMP]) == ""
+
+
+def test_one_mixed_precision_stale_type_raised_in_the_pass_or_left_ill_formed_is_one_key():
+    # 0010 (left ill-formed) and crash-a658576e13 (raised at the pass's end): one global-call
+    # fault; the pass's own type inference let one through, not the other
+    assert GLOBAL_CALL[0].split("|")[1] == "crash" and GLOBAL_CALL_ILL_FORMED[0].split("|")[1] == "ill-formed"
+    assert _key(GLOBAL_CALL) == _key(GLOBAL_CALL_ILL_FORMED)
+
+
+# R2, ToMixedPrecision's integer conv/batch_matmul given the mixed type as out_dtype
+# (ModifyAttrsOutputDType sets a void out_dtype whatever the input dtype): bench18f relay-final
+# 0012, 0015, 0016, 0022 and bench18 relay-base27 0008, as saved
+INTEGER_OUT_DTYPE = [
+    ("pass-order|crash|passes|DiagnosticError||DiagnosticError: " + _TC
+     + "`Tensor[(N, N, N, N), uintN]` does not match `Tensor[(N, N, N, N), floatN]`",
+     "after ToMixedPrecision(mixed_precision_type='float16', missing_op_mode=1): DiagnosticError: " + _TC
+     + "`Tensor[(4, 4, 1, 2), uint8]` does not match `Tensor[(4, 4, 1, 2), float16]` under vm ", "ToMixedPrecision"),
+    ("pass-order|crash|passes|DiagnosticError||DiagnosticError: " + _TC
+     + "`Tensor[(N, N, N), intN]` does not match `Tensor[(N, N, N), bfloatN]` | The Relay type checker is una",
+     "after ToMixedPrecision(mixed_precision_type='bfloat16', missing_op_mode=2): DiagnosticError: " + _TC
+     + "`Tensor[(5, 10, 1), int8]` does not match `Tensor[(5, 10, 1), bfloat16]` | The Relay ", "ToMixedPrecision"),
+    ("pass-order|ill-formed|ToMixedPrecision|DiagnosticError: " + _TC
+     + "`Tensor[(N, N, N), bfloatN]` does not match `Tensor[(N, N, N), uintN]` | The Relay type checker is un",
+     "after ToMixedPrecision(mixed_precision_type='bfloat16', missing_op_mode=1): ToMixedPrecision left an ill-formed "
+     "module: DiagnosticError: " + _TC + "`Tensor[(4, 3, 3), bfloat16]` does not match `Tensor[(4, 3, 3), uint16]`",
+     None),
+    ("pass-order|crash|passes|DiagnosticError||DiagnosticError: data types floatN and intN do not match in "
+     "BroadcastRel | The Relay type checker is unable to show the following types match. In particular "
+     "`Tensor[(N, N, N, N), intN]` does not match",
+     "after ToMixedPrecision(mixed_precision_type='float16', missing_op_mode=2): DiagnosticError: data types float16 "
+     "and int16 do not match in BroadcastRel | The Relay type checker is unable to show the following types match. "
+     "In particular `Tensor[(3, 3, 5, 3), int1", "ToMixedPrecision"),
+    ("pass-order|crash|passes|DiagnosticError||DiagnosticError: data types bfloatN and uintN do not match in BroadcastRel",
+     "after ToMixedPrecision(mixed_precision_type='bfloat16', missing_op_mode=2): DiagnosticError: data types "
+     "bfloat16 and uint16 do not match in BroadcastRel under vm on llvm (opt_level 3)", "ToMixedPrecision"),
+]
+
+
+def test_an_integer_out_dtype_made_float_is_one_key_signed_or_not_raised_or_ill_formed_in_either_words():
+    # whatever construct the conv sits in (0012 a let-bound If, 0015 a closure, 0016 a
+    # global function): the integer is the fault's, not a stale type's
+    keys = {root_key(signature, _PREFIXES, failed_pass, "", said, "let binding")
+            for signature, said, failed_pass in INTEGER_OUT_DTYPE}
+    assert keys == {"root|ill-formed|ToMixedPrecision|DiagnosticError: " + _TC + "`halfN` does not match `intN`"}, keys
+    # a float32 where an integer was (not a 16-bit float) stays apart, and so does a stale float
+    signature, said, failed_pass = INTEGER_OUT_DTYPE[0]
+    wide = said.replace("float16", "float32")
+    assert root_key(signature, _PREFIXES, failed_pass, "", wide) not in keys
+    assert _key(LET_IF) not in keys
+    # another pass keeps uint apart from int, and BroadcastRel's words
+    other = [s.replace("ToMixedPrecision", "FakeQuantizationToInteger") for s in (INTEGER_OUT_DTYPE[2][0], INTEGER_OUT_DTYPE[1][0])]
+    assert root_key(other[0], _PREFIXES) != root_key(other[1], _PREFIXES)
+
+
+def test_the_construct_of_any_graph_is_read_its_variadic_inputs_too():
+    # a Relax stack's inputs, one list of references (bench18f relax-final 0006): every
+    # finding's reduced program is read, not only ToMixedPrecision's
+    graph = {"nodes": [{"id": 0, "outputs": [{"dtype": "int32"}]}, {"id": 1, "outputs": [{"dtype": "float32"}]},
+                       {"id": 2, "outputs": [{"dtype": "int32"}], "inputs": [[0, 0], [[1, 0]]]}]}
+    assert stale_type_carrier(_plan([(2, 2, "global", False)]), graph, [_TMP]) == "global call"

@@ -7,7 +7,7 @@ whatever the input dtype) is another, and keeps a key of its own. Whether the pa
 drawn to convert to float16 or to bfloat16 makes no other fault."""
 import json
 
-from hirfuzz.core.finding import ill_formed_signature, root_key
+from hirfuzz.core.finding import crash_signature, ill_formed_signature, root_key
 from relay_env import run_in_relay
 
 # Each program through the Relay dialect's own pass step and well-formedness check (what a
@@ -73,7 +73,85 @@ def test_one_tvm_fault_at_two_ranks_has_one_root_key_and_another_fault_keeps_its
     assert keys["float_through_a_call_rank2"] == keys["float_returned_rank3"], keys
     assert keys["float_returned_rank3"].endswith("In particular `floatN` does not match `floatN`"), keys
     assert keys["integer_batch_matmul"] != keys["float_returned_rank3"], keys
-    assert keys["integer_batch_matmul"].endswith("In particular `floatN` does not match `uintN`"), keys
+    # signed or unsigned is the program's (ill_formed_root); without the message's widths, floatN
+    assert keys["integer_batch_matmul"].endswith("In particular `floatN` does not match `intN`"), keys
     # float16 or bfloat16 is the pass's drawn argument, not another fault
     assert "bfloat16" in replies["float_returned_rank3_bfloat16"]["message"]
     assert keys["float_returned_rank3_bfloat16"] == keys["float_returned_rank3"], keys
+
+
+# Each program through the worker's run_config (what a case's configuration runs): whether
+# TVM's type checker raises at ToMixedPrecision's end (a crash in the pass) or the module it
+# left is found ill-typed after it depends on the program, not on the fault
+RUN_SCRIPT = r"""
+import json
+import tvm
+from tvm import relay
+from hirfuzz.dialects import load_dialect
+from hirfuzz.worker import run_config
+
+# @f1, rewritten on its own, returns float16 where @main's call declared float32
+GLOBAL = '''#[version = "0.0.5"]
+def @f1(%a: Tensor[(6, 6), float32]) -> Tensor[(6, 6), float32] { tanh(%a) }
+def @main(%x0: Tensor[(6, 6), float32]) -> Tensor[(6, 6), float32] { @f1(%x0) }
+'''
+# the same, @main's argument computed first (cos, made float16, passed on uncast)
+GLOBAL_AFTER_COS = '''#[version = "0.0.5"]
+def @f1(%a: Tensor[(6, 6), float32]) -> Tensor[(6, 6), float32] { tanh(%a) }
+def @main(%x0: Tensor[(6, 6), float32]) -> Tensor[(6, 6), float32] { %0 = cos(%x0); @f1(%0) }
+'''
+# an int16 conv2d given out_dtype float16, subtracted from an int16: BroadcastRel's words
+CONV_SUBTRACT = '''#[version = "0.0.5"]
+def @main(%x0: Tensor[(3, 1, 4, 6), int16], %x1: Tensor[(3, 1, 1, 3), int16], %y: Tensor[(3, 3, 4, 4), int16]) -> Tensor[(3, 3, 4, 4), int16] {
+  %0 = nn.conv2d(%x0, %x1, padding=[0, 0, 0, 0], channels=3, kernel_size=[1, 3]);
+  subtract(%0, %y)
+}
+'''
+# a uint16 batch_matmul given out_dtype float16, in a global function: left ill-formed
+BATCH_MATMUL = '''#[version = "0.0.5"]
+def @f1(%x: Tensor[(1, 2, 3), uint16], %w: Tensor[(1, 4, 3), uint16]) -> Tensor[(1, 2, 4), uint16] {
+  nn.batch_matmul(%x, %w, transpose_b=True)
+}
+def @main(%x: Tensor[(1, 2, 3), uint16], %w: Tensor[(1, 4, 3), uint16]) -> Tensor[(1, 2, 4), uint16] {
+  let %r = @f1(%x, %w); %r
+}
+'''
+MIXED = {"name": "ToMixedPrecision", "args": {"mixed_precision_type": "float16", "missing_op_mode": 2}}
+ANF = {"name": "ToANormalForm", "args": {}}
+RUNS = {"global_left_ill_formed": (GLOBAL, [ANF, MIXED]), "global_raised": (GLOBAL_AFTER_COS, [ANF, MIXED]),
+        "int16_conv_raised": (CONV_SUBTRACT, [MIXED]), "uint16_batch_matmul_ill_formed": (BATCH_MATMUL, [MIXED])}
+dialect = load_dialect("relay")
+replies = {}
+for name, (text, passes) in RUNS.items():
+    mod = relay.transform.InferType()(tvm.relay.parse(text))
+    reply = run_config(dialect, mod, {"passes": passes, "opt_level": 2}, [], run=False)
+    replies[name] = {k: reply.get(k) for k in ("stage", "exc_type", "message", "traceback", "failed_pass", "blamed_pass")}
+print("REPLIES " + json.dumps(replies))
+"""
+
+
+def _reply_key(reply: dict, construct: str) -> str:
+    """The root key of a reply as a campaign keys it (judge, then reducer.root_key_of)."""
+    if reply["stage"] == "ill_formed_after_pass":
+        signature = ill_formed_signature(reply["blamed_pass"], reply["message"])
+    else:
+        signature = crash_signature(reply["stage"], reply["exc_type"], reply["message"], reply["traceback"])
+    return root_key("pass-order|" + signature, {"pass-order|"}, reply["failed_pass"], reply["traceback"],
+                    reply["message"], construct)
+
+
+def test_a_mixed_precision_fault_raised_in_the_pass_or_left_ill_formed_has_one_key():
+    proc = run_in_relay("-c", RUN_SCRIPT, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    replies = json.loads(proc.stdout.split("REPLIES ", 1)[1])
+    stages = {name: r["stage"] for name, r in replies.items()}
+    assert stages == {"global_left_ill_formed": "ill_formed_after_pass", "global_raised": "passes",
+                      "int16_conv_raised": "passes", "uint16_batch_matmul_ill_formed": "ill_formed_after_pass"}, stages
+    # the global call's stale float16: one key, as the campaign's plan says a global call carries it
+    keys = {name: _reply_key(r, "global call") for name, r in replies.items()}
+    assert keys["global_left_ill_formed"] == keys["global_raised"], keys
+    assert keys["global_raised"] == "root|ill-formed|ToMixedPrecision|a float type left stale at: global call", keys
+    # an integer made float16, int16 in BroadcastRel's words or uint16 in the type checker's: one key
+    assert "BroadcastRel" in replies["int16_conv_raised"]["message"]
+    assert keys["int16_conv_raised"] == keys["uint16_batch_matmul_ill_formed"] != keys["global_raised"], keys
+    assert keys["int16_conv_raised"].endswith("In particular `halfN` does not match `intN`"), keys
