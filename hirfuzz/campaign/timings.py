@@ -8,7 +8,8 @@ the coordinator's delay in reading it), `compare` (judging the answer) and `idle
 the worker waited for this case since its previous answer). The worker's (worker.py):
 `lower`, `well_formed`, `mutate`, and for each configuration `passes`, `build` (nothing,
 or the cache's look-up, when a build was reused), `load` (the VM or graph module) and
-`run`, summed here over configurations and listed one by one in "config_timings". `worker`
+`run`, summed here over configurations and listed one by one in "config_timings"
+(`passes_past`: a failed sequence run again past its failed passes, worker.failures_past). `worker`
 is the worker's whole time on the case.
 """
 from __future__ import annotations
@@ -17,7 +18,7 @@ import time
 from contextlib import contextmanager
 
 STAGES = ("generate", "inputs", "prepare", "wait", "transfer", "idle", "lower", "well_formed", "mutate",
-          "passes", "build", "load", "run", "compare", "worker")
+          "passes", "passes_past", "build", "load", "run", "compare", "worker")
 
 
 def case_timings(case, answer, wait_s: float, compare_s: float) -> tuple[dict, list]:
