@@ -4,16 +4,15 @@ failing sequence again without each pass that failed, check-only, and says what 
 files the first one it does not hold, under the sequence that shows it alone."""
 from pathlib import Path
 
-import pytest
-
 from hirfuzz.breadcrumbs import Place, Stage
 from hirfuzz.campaign.cases import Case
 from hirfuzz.campaign.judge import Judge
-from hirfuzz.campaign.sandbox import Death, Worker
+from hirfuzz.campaign.sandbox import Death
 from hirfuzz.core.graph import Graph
 from hirfuzz.dialects import load_dialect
 from hirfuzz.protocol import CHECK_ONLY, PAST_FAILURES, make_config, without_passes
 from hirfuzz.worker import execute_case
+from test_death_place import worker  # noqa: F401 - the fixture: a worker whose log keeps breadcrumbs
 from test_sandbox import real_case
 
 PLANTED = Path(__file__).parent / "planted"
@@ -54,13 +53,6 @@ def test_the_worker_goes_on_past_each_failed_pass_and_the_judge_files_the_first_
     third = judge.classify(case, reply, known=both.__contains__)
     assert "planted failure C" in third.finding.message and third.past_known
     assert third.finding.extra["config"] == without_passes(configs[1], [0, 2])
-
-
-@pytest.fixture(scope="module")
-def worker(tmp_path_factory):
-    w = Worker(tmp_path_factory.mktemp("w") / "worker.log")
-    yield w
-    w.close()
 
 
 def test_a_death_past_a_failed_pass_is_pinned_to_the_sequence_without_it(worker, specs):
