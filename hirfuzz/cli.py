@@ -83,6 +83,13 @@ def _per_ir(name: str) -> str:
            f"relay {said(getattr(defaults_for('relay'), name))}"
 
 
+def _share(text: str) -> float:
+    value = _at_least_zero(text, float, "a share of cases, from 0 to 1")
+    if value > 1:
+        raise argparse.ArgumentTypeError(f"expected a share of cases, from 0 to 1; got {text!r}")
+    return value
+
+
 def _count_or_none(text: str) -> int | None:
     return None if text.strip() == "none" else _positive_int(text)
 
@@ -149,6 +156,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="after each built case, K cases whose graphs are only lowered and run through their "
                         "pass sequences, each output checked, never built: about a twentieth of a built case's "
                         f"time ({_per_ir('check_cases')})")
+    p.add_argument("--gradients", type=_share, default=UNSET, metavar="SHARE",
+                   help="the share of cases drawn as gradient cases: a graph of the ops the IR's autodiff "
+                        "differentiates, its float results summed to a loss, differentiated, built and run, each "
+                        "gradient compared with finite differences of the NumPy reference (the gradient oracle; "
+                        f"Relax only; 0: none; {_per_ir('gradients')})")
     p.add_argument("--max-passes", type=_positive_int, metavar="N",
                    help=f"passes a drawn pass sequence holds at most ({_per_ir('max_passes')})")
     p.add_argument("--no-coverage", action="store_true",
@@ -287,6 +299,10 @@ def run(argv=None) -> int:
         usable = [o for o in (args.only_ops or specs.names()) if set(specs.ops[o].dtypes) & set(args.dtypes)]
         if not usable:
             raise HirfuzzError("--dtypes: no selected op accepts any of these data types")
+    gradients = _given(args.gradients, defaults.gradients)
+    if gradients > 0 and info.gradients is None:
+        raise HirfuzzError(f"--gradients: hirfuzz knows no autodiff of {args.dialect}'s TVM (Relax has one); "
+                           f"give --gradients 0 or leave it out")
     targets = _check_targets(args.target)
     if args.ray is not None:
         import_ray()  # a missing extra is said now, before anything starts
@@ -308,7 +324,7 @@ def run(argv=None) -> int:
                         dialect=args.dialect, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
                         pass_files=[str(Path(f).resolve()) for f in args.passes],
                         pass_checks=_given(args.pass_checks, defaults.pass_checks),
-                        check_cases=_given(args.check_cases, defaults.check_cases),
+                        check_cases=_given(args.check_cases, defaults.check_cases), gradients=gradients,
                         features=not args.no_features,
                         mutations=max(0, defaults.mutations if args.mutations is None else args.mutations),
                         followups=max(0, args.followup_mutants),

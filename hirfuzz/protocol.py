@@ -37,6 +37,14 @@ GIVEN_STATUS = "given"
 # nothing (judge.Judge.classify)
 CHECK_ONLY = "check_only"
 
+# a configuration's field marking it the gradient oracle's (campaign/oracles/gradient.py), its
+# value the loss's dtype: the worker lowers the graph's float results summed to that scalar
+# (no lowering plan), differentiates main with respect to its float parameters (the "passes"
+# stage, as pass "Gradient"), builds it and runs main_adjoint; the outputs are the loss, then
+# each float parameter's gradient in parameter order
+GRADIENT = "gradient"
+GRADIENT_PASS = "Gradient"
+
 
 def lowered_only(config: dict) -> dict:
     """`config` check-only and with no pass: the worker lowers the program and checks it is

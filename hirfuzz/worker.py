@@ -104,7 +104,7 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
     replies say GIVEN_STATUS (protocol).
     """
     from .breadcrumbs import TRAIL, Stage
-    from .protocol import GIVEN_CONFIGS, GIVEN_STATUS, decode_array, error_reply, make_config
+    from .protocol import GIVEN_CONFIGS, GIVEN_STATUS, GRADIENT, decode_array, error_reply, make_config
     if cache is None and os.environ.get(CACHE_ENV, "").strip() != "0":
         cache = BuildCache()
     if cache is not None:
@@ -158,7 +158,13 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
             replies.append({"status": "skipped", "timings": {}})
             continue
         module = modules[index]
-        if config.get("plain") and request.get("plan"):
+        if config.get(GRADIENT):  # its own program: the loss (protocol.GRADIENT)
+            loss = _loss_module(dialect, request, config, plain)
+            if isinstance(loss, dict):
+                replies.append(loss)
+                continue
+            module = loss
+        elif config.get("plain") and request.get("plan"):
             try:
                 if "module" not in plain:
                     t_plain = time.perf_counter()
@@ -177,6 +183,23 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
     reply["case_stages"] = case_stages
     reply["builds_saved"] = sum(1 for r in replies if r.get("reused_build"))
     return reply
+
+
+def _loss_module(dialect, request: dict, config: dict, made: dict):
+    """The loss program a gradient configuration differentiates (made once a case, kept in
+    `made`), or its reply where there is none: skipped where the dialect or the graph has
+    nothing to differentiate, a lowering failure as any other's."""
+    from .dialects.base import ExecutorCannotTake
+    from .protocol import GRADIENT, error_reply
+    key = ("loss", config[GRADIENT])
+    if key not in made:
+        try:
+            made[key] = dialect.lower_loss(request, config[GRADIENT])
+        except ExecutorCannotTake as exc:
+            return {"status": "skipped", "reason": str(exc), "timings": {}}
+        except Exception as exc:  # noqa: BLE001 - data for the oracle, as any lowering failure
+            return {**error_reply("lower", exc, dialect.take_diagnostics()), "timings": {}}
+    return made[key]
 
 
 def probe_programs(request: dict, dialect) -> dict:

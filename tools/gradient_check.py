@@ -34,7 +34,6 @@ import traceback
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -44,18 +43,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hirfuzz.core.calls import call_records  # noqa: E402
 from hirfuzz.core.coverage import Coverage  # noqa: E402
 from hirfuzz.core.generate import generate_graph  # noqa: E402
+from hirfuzz.core.gradients import (GRAD, check_gradient, float_results, float_variables,  # noqa: E402
+                                    precision_of, reference_loss, widened, widened_values)
 from hirfuzz.core.graph import Graph, Node, Ref  # noqa: E402
 from hirfuzz.core.inputs import choose_inputs  # noqa: E402
-from hirfuzz.core.reference import interpret  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
+from hirfuzz.dialects.relax.gradients import gradient_specs, outside_contract  # noqa: E402
 
-FLOATS = ("float16", "float32", "float64")
-
-# gradcheck's tolerances, per the lowest float precision in the program: an element is
-# smooth where its differences agree within SMOOTH; TVM's gradient is right within GRAD
-SMOOTH = {"float64": (1e-6, 1e-9), "float32": (1e-6, 1e-9)}
-GRAD = {"float64": (1e-5, 1e-7), "float32": (2e-3, 1e-4)}
-STEP = 1e-4  # h, relative to max(1, |x|)
 FAILURES = ("gradient", "build", "run", "shape", "wrong", "died")
 
 
@@ -66,40 +60,6 @@ def gradient_op_names() -> set[str]:
     import tvm
     return {o for o in tvm.ir.Op.list_op_names()
             if o.startswith("relax.") and tvm.ir.Op.get(o).get_attr("FPrimalGradient") is not None}
-
-
-def gradient_specs(specs) -> list[str]:
-    """hirfuzz's op specs whose Relax op has a gradient."""
-    registered = gradient_op_names()
-    return sorted(n for n in specs.names() if f"relax.{specs.ops[n].dialect_op}" in registered)
-
-
-# --- the program: main, its float results summed -----------------------------------------------
-
-def float_results(graph: Graph) -> list[Ref]:
-    return [r for r in graph.results() if graph.type_of(r).dtype in FLOATS]
-
-
-def lower_loss(graph: Graph, calls: dict, loss_dtype: str):
-    """`main` in one dataflow block: the graph's ops, then the sum of every float result
-    (each R.sum, cast to `loss_dtype`, added), returned as a scalar."""
-    from tvm import relax
-    from hirfuzz.dialects.relax.lower import emit_graph, graph_params
-
-    params = graph_params(graph)
-    bb = relax.BlockBuilder()
-    with bb.function("main", params):
-        with bb.dataflow():
-            exprs = emit_graph(bb, graph, calls, params)
-            loss = None
-            for ref in float_results(graph):
-                term = bb.emit(relax.op.sum(exprs[ref]))
-                if graph.type_of(ref).dtype != loss_dtype:
-                    term = bb.emit(relax.op.astype(term, loss_dtype))
-                loss = term if loss is None else bb.emit(relax.op.add(loss, term))
-            out = bb.emit_output(loss)
-        bb.emit_func_output(out)
-    return bb.get(), params
 
 
 def ops_in(mod) -> set[str]:
@@ -115,106 +75,10 @@ def ops_in(mod) -> set[str]:
     return names
 
 
-# --- the reference in float64 -----------------------------------------------------------------
-
-def widened(graph: Graph) -> Graph:
-    """The graph with every float16/float32 tensor, dtype and attribute made float64."""
-    text = graph.dumps()
-    for narrow in ("float16", "float32"):
-        text = text.replace(f'"{narrow}"', '"float64"')
-    return Graph.loads(text)
-
-
-def reference_loss(graph64: Graph, specs, values: dict) -> float:
-    facts = interpret(graph64, specs, values)
-    return float(sum(np.sum(facts[r].value, dtype=np.float64) for r in float_results(graph64)))
-
-
-@dataclass
-class Judgement:
-    judged: int = 0
-    skipped: int = 0
-    # TVM's gradient not finite where the differences are: reverse mode met 0 * inf (the
-    # derivative of sqrt or log at 0, on a path whose value is constant there); not judged
-    nonfinite: int = 0
-    wrong: list = field(default_factory=list)   # (var id, index, tvm, fd)
-
-
-def check_gradient(graph64: Graph, specs, values: dict, var_id: int, tvm_grad: np.ndarray,
-                   precision: str) -> Judgement:
-    """Each element of variable `var_id`'s gradient against finite differences."""
-    smooth_rtol, smooth_atol = SMOOTH[precision]
-    grad_rtol, grad_atol = GRAD[precision]
-    base = values[var_id].astype(np.float64)
-    f0 = reference_loss(graph64, specs, {**values, var_id: base})
-    judgement = Judgement()
-    estimates = {}
-    for index in np.ndindex(base.shape):
-        h = STEP * max(1.0, abs(float(base[index])))
-
-        def at(delta):
-            moved = base.copy()
-            moved[index] += delta
-            return reference_loss(graph64, specs, {**values, var_id: moved})
-        plus, minus = at(h), at(-h)
-        central = (plus - minus) / (2 * h)
-        fine = (at(h / 10) - at(-h / 10)) / (h / 5)
-        forward, backward = (plus - f0) / h, (f0 - minus) / h
-        estimates[index] = (central, fine, forward, backward)
-    scale = max([abs(e[1]) for e in estimates.values()] + [1.0])
-    for index, (central, fine, forward, backward) in estimates.items():
-        smooth_tol = smooth_atol * scale + smooth_rtol * abs(fine)
-        one_sided_tol = 1e-3 * scale + 1e-3 * abs(fine)   # O(h) error expected
-        if not (np.isfinite(central) and np.isfinite(fine)) or abs(central - fine) > smooth_tol \
-                or abs(forward - fine) > one_sided_tol or abs(backward - fine) > one_sided_tol:
-            judgement.skipped += 1
-            continue
-        got = float(tvm_grad[index])
-        if not np.isfinite(got):
-            judgement.nonfinite += 1
-            continue
-        judgement.judged += 1
-        if not abs(got - fine) <= grad_atol * scale + grad_rtol * abs(fine):
-            judgement.wrong.append((var_id, [int(i) for i in index], got, fine))
-    return judgement
-
-
 # --- TVM -----------------------------------------------------------------------------------------
 
 class OutOfContract(Exception):
     pass
-
-
-# op -> the input slots whose gradient TVM declares absent (no_grad) though they may be float:
-# a variable reaching the loss through one has no gradient by TVM's own definition
-DECLARED_NO_GRAD = {"full_like": (1,)}   # _op_gradient.py full_like_grad: the fill value
-# the pools whose backward TVM leaves unlegalized with a dilation, saying so (legalize_ops/grad.py
-# logs "Dilation is not supported in TOPI pool_grad and is not legalized.")
-UNDILATED_BACKWARD = {"nn.max_pool2d", "nn.avg_pool2d"}
-
-
-def outside_contract(graph: Graph) -> str | None:
-    """Why Gradient may fail on, or differ from the derivative of, this graph by its own
-    documented terms; None where the graph is inside them."""
-    above = _float_variables_above(graph)
-    for node in graph.operators:
-        for slot in DECLARED_NO_GRAD.get(node.op, ()):
-            if slot < len(node.inputs) and above[node.inputs[slot].node]:
-                return f"{node.op}'s input {slot} is declared no_grad and depends on a float variable"
-        if node.op in UNDILATED_BACKWARD and (node.attrs.get("dh", 1), node.attrs.get("dw", 1)) != (1, 1):
-            return f"{node.op} with a dilation: its backward is not legalized (TVM logs so)"
-    return None
-
-
-def _float_variables_above(graph: Graph) -> dict[int, bool]:
-    """For every node, whether a float variable is among the nodes it is computed from."""
-    above: dict[int, bool] = {}
-    for node in graph.nodes:
-        if node.kind == "var":
-            above[node.id] = node.type.dtype in FLOATS
-        else:
-            above[node.id] = any(above[r.node] for r in node.input_refs())
-    return above
 
 
 def tvm_adjoint(graph: Graph, calls: dict, values: dict, loss_dtype: str):
@@ -226,15 +90,17 @@ def tvm_adjoint(graph: Graph, calls: dict, values: dict, loss_dtype: str):
     why = outside_contract(graph)
     if why:
         raise OutOfContract(why)
-    mod, params = lower_loss(graph, calls, loss_dtype)
+    from hirfuzz.dialects.relax.lower import lower_loss
+    from hirfuzz.dialects.relax.passes import differentiate
+    mod = lower_loss(graph, calls, loss_dtype)
     missing = ops_in(mod) - gradient_op_names()
     if missing:
         raise OutOfContract(f"ops without a gradient: {sorted(missing)}")
-    float_vars = [(p, n) for p, n in zip(params, graph.variables) if n.type.dtype in FLOATS]
+    float_vars = float_variables(graph)
     if not float_vars:
         raise OutOfContract("no float parameter")
     try:
-        grad_mod = relax.transform.Gradient("main", require_grads=[p for p, _ in float_vars])(mod)
+        grad_mod = differentiate(mod)
     except Exception as exc:  # noqa: BLE001 - TVM's error is the finding
         return "gradient", _message(exc)
     try:
@@ -245,7 +111,7 @@ def tvm_adjoint(graph: Graph, calls: dict, values: dict, loss_dtype: str):
     try:
         args = [tvm.runtime.tensor(values[n.id]) for n in graph.variables]
         loss, grads = vm["main_adjoint"](*args)
-        got = {n.id: grads[i].numpy() for i, (_, n) in enumerate(float_vars)}
+        got = {n.id: grads[i].numpy() for i, n in enumerate(float_vars)}
         return "ok", (float(loss.numpy()), got)
     except Exception as exc:  # noqa: BLE001
         return "run", _message(exc)
@@ -288,8 +154,7 @@ def judge_case(graph: Graph, values: dict, dtype: str) -> dict:
     with the messages and the wrong elements."""
     specs = _specs()
     calls = call_records(graph, specs)
-    precision = "float32" if any(t.dtype in ("float16", "float32") for n in graph.nodes for t in n.outputs) \
-        else "float64"
+    precision = precision_of(graph)
     try:
         stage, outcome = tvm_adjoint(graph, calls, values, dtype)
     except OutOfContract as exc:
@@ -298,7 +163,7 @@ def judge_case(graph: Graph, values: dict, dtype: str) -> dict:
         return {"outcome": stage, "message": outcome}
     loss, grads = outcome
     graph64 = widened(graph)
-    values64 = {k: (v.astype(np.float64) if v.dtype.kind == "f" else v) for k, v in values.items()}
+    values64 = widened_values(values)
     expected = reference_loss(graph64, specs, values64)
     rtol, atol = GRAD[precision]
     if not np.isclose(loss, expected, rtol=rtol * 10, atol=atol * 10 * max(1.0, abs(expected))):

@@ -30,6 +30,7 @@ from pathlib import Path
 
 from ..core.targets import target_kind
 from ..errors import HirfuzzError
+from ..protocol import GRADIENT
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ def construct_of(finding: dict, case: dict) -> Construct | None:
     config = case["configs"][-1]  # the failing one: isolation put it last
     if config.get("passes") or "plan" in lowering or "mutation" in lowering:
         return None
+    if config.get(GRADIENT):  # its gradient fails, not the op: avoided in gradient cases alone
+        return Construct(ops[0]["op"], ops[0]["dtype"], GRADIENT)
     return Construct(ops[0]["op"], ops[0]["dtype"], target_kind(config["target"]))
 
 
@@ -115,7 +118,7 @@ class AvoidanceSchedule:
         self.kept: dict[str, str] = {}
 
     def offer(self, construct: Construct, finding: str):
-        if not self.enabled or construct.target not in self.target_kinds:
+        if not self.enabled or construct.target not in self.target_kinds | {GRADIENT}:
             return
         with self._lock:
             self._offered.append((construct, finding))
@@ -127,12 +130,20 @@ class AvoidanceSchedule:
             offered, self._offered = self._offered, []
         for construct, finding in offered:
             self._schedule(construct, finding, index)
-        return frozenset((a.construct.op, a.construct.dtype) for a in self.avoidances if a.from_case <= index)
+        # a gradient finding's construct as (GRADIENT, op, dtype): a gradient case avoids it (gradient_avoided)
+        return frozenset((a.construct.op, a.construct.dtype) if a.construct.target != GRADIENT
+                         else (GRADIENT, a.construct.op, a.construct.dtype)
+                         for a in self.avoidances if a.from_case <= index)
 
     def _schedule(self, construct: Construct, finding: str, index: int):
+        if construct.target == GRADIENT:  # whether a gradient case has ops left: cases.CaseMaker.drawn_from
+            if not any(a.construct == construct for a in self.avoidances):
+                self.avoidances.append(Avoidance(construct, finding, index))
+            return
         if any(a.construct == construct for a in self.avoidances) or construct.name in self.kept:
             return
-        avoid = {(a.construct.op, a.construct.dtype) for a in self.avoidances} | {(construct.op, construct.dtype)}
+        avoid = {(a.construct.op, a.construct.dtype) for a in self.avoidances
+                 if a.construct.target != GRADIENT} | {(construct.op, construct.dtype)}
         if not self.drawable(frozenset(avoid)):
             self.kept[construct.name] = finding
             return

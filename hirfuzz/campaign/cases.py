@@ -37,6 +37,7 @@ from ..protocol import CHECK_ONLY, encode_array, lowered_only, make_config
 from .avoidance import AvoidanceSchedule
 from .coverage_ledger import CoverageLedger
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
+from .oracles.gradient import GRADIENT_DTYPE, MAX_OPS, why_not_differentiable
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -92,6 +93,7 @@ class Stream(IntEnum):
     DIRECTION = 5   # whether a pass-directed campaign's case is directed (campaign.probe)
     GRAPH = 6       # its graph (and a disruptive case's violation)
     PASS_CHECKS = 7  # its check-only pass sequences (--pass-checks)
+    GRADIENT = 8    # whether it is a gradient case (--gradients)
 
 
 class CaseMaker:
@@ -124,6 +126,9 @@ class CaseMaker:
         # what a pass probe steers generation to (core.probe.Direction), in pinned-pass
         # campaigns; None: every case undirected
         self.direction = None
+        # the terms of the dialect's autodiff, where gradient cases are drawn (--gradients)
+        self.gradient_support = info.gradient_support() if settings.gradients > 0 else None
+        self.gradient_ops = self.differentiable_ops()
 
     def name_targets(self, hello: dict):
         """Name the targets as the workers' handshake `hello` says they are: a cuda target
@@ -172,11 +177,14 @@ class CaseMaker:
         t0 = time.perf_counter()
         direction = None
         generated = graph is None
+        gradient = self.gradient_case(index)
         if generated:
             direction = self.case_direction(index)
-            graph = generate_graph(self.specs, self.case_rng(index, Stream.GRAPH), self.s.ops, coverage,
-                                   guided=self.s.guided, ops=self.s.only_ops, dtypes=self.s.dtypes, stats=stats,
-                                   direction=direction, targets=self.target_kinds, avoid=avoid)
+            n_ops, ops, dtypes = self.drawn_from(gradient)
+            graph = generate_graph(self.specs, self.case_rng(index, Stream.GRAPH), n_ops, coverage,
+                                   guided=self.s.guided, ops=ops, dtypes=dtypes, stats=stats,
+                                   direction=direction, targets=self.target_kinds,
+                                   avoid=avoided_in(avoid, gradient))
         gen_ms = (time.perf_counter() - t0) * 1000
         t_inputs = time.perf_counter()
         # inputs have their own stream per case, so the graphs depend on the seed alone (a
@@ -196,6 +204,8 @@ class CaseMaker:
         case = Case(index, graph, inputs, chosen.runnable, expected, gen_ms, chosen.reason, chosen.op,
                     configs=configs if configs is not None else self.case_configs(streams, lowering),
                     lowering=lowering, new_coverage=added_keys(coverage) if generated else 0)
+        if gradient and configs is None:
+            self.add_gradient_config(case, stats if generated else None)
         case.request = {"case": index, "graph": graph.to_json(), "calls": call_records(graph, self.specs),
                         "configs": case.configs,
                         "run": chosen.runnable, "inputs": [encode_array(a) for a in inputs], **lowering}
@@ -203,6 +213,41 @@ class CaseMaker:
         case.timings = {"generate": gen_ms / 1000, "inputs": t_prepare - t_inputs,
                         "prepare": time.perf_counter() - t_prepare}
         return case
+
+    def gradient_case(self, index: int) -> bool:
+        """Whether case `index` is a gradient case (--gradients SHARE of a strict campaign of
+        one IR whose TVM differentiates programs): its graph drawn from the ops the autodiff
+        differentiates (`drawn_from`), and the gradient oracle's configuration added last."""
+        return (bool(self.gradient_ops) and self.s.mode == "strict" and self.s.cross_dialect is None
+                and self.s.pass_seq is None and self.case_rng(index, Stream.GRADIENT).random() < self.s.gradients)
+
+    def differentiable_ops(self) -> list[str]:
+        """The selected ops a gradient case draws from: those the autodiff differentiates, at
+        the gradient oracle's dtype; none where there is no autodiff, or --dtypes leaves that
+        dtype out."""
+        if self.gradient_support is None or (self.s.dtypes and GRADIENT_DTYPE not in self.s.dtypes):
+            return []
+        selected = set(self.s.only_ops or self.specs.names())
+        return [n for n in self.gradient_support.gradient_specs(self.specs)
+                if n in selected and GRADIENT_DTYPE in self.specs.ops[n].dtypes]
+
+    def drawn_from(self, gradient: bool) -> tuple[int, list[str] | None, list[str] | None]:
+        """(operators, ops, dtypes) a case's graph is drawn with: the settings', or a gradient
+        case's (at most the gradient oracle's MAX_OPS operators, of the ops with a gradient,
+        at its dtype)."""
+        if not gradient:
+            return self.s.ops, self.s.only_ops, self.s.dtypes
+        return min(self.s.ops, MAX_OPS), self.gradient_ops, [GRADIENT_DTYPE]
+
+    def add_gradient_config(self, case: Case, stats: GenStats | None):
+        """The gradient oracle's configuration, last, where the case is one it judges;
+        counted in `stats` where given (a case drawn anew)."""
+        why = why_not_differentiable(case.graph, self.gradient_support) or (
+            "" if case.comparable else "inputs outside an op's domain")
+        if stats is not None:
+            stats.count_gradient(why or None)
+        if not why:
+            case.configs = [*case.configs, ORACLES[Oracle.GRADIENT].config(self)]
 
     def case_rng(self, index: int, stream: "Stream") -> np.random.Generator:
         """Case `index`'s own random stream for one purpose: what one purpose draws never
@@ -319,6 +364,15 @@ class CaseMaker:
             raise HirfuzzError(f"disruptive mode: every selected op is a composite of several {self.s.dialect} "
                                f"ops ({', '.join(names)}); select at least one the dialect has as one op")
         return ops
+
+
+def avoided_in(avoid: frozenset, gradient: bool) -> frozenset:
+    """The (op, dtype) pairs a case is drawn without, of those the avoidance schedule gives
+    (campaign.avoidance): a gradient finding's, (GRADIENT, op, dtype), in gradient cases alone."""
+    pairs = {a for a in avoid if len(a) == 2}
+    if gradient:
+        pairs |= {(op, dtype) for tag, op, dtype in (a for a in avoid if len(a) == 3)}
+    return frozenset(pairs)
 
 
 def added_keys(coverage: Coverage) -> int:

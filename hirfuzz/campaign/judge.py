@@ -12,10 +12,9 @@ from typing import Callable
 
 from ..core.finding import Finding, crash_signature, death_signature, error_line, ill_formed_signature
 from ..dialects.base import ILL_FORMED_STAGE
-from ..core.oracle import Approximation, TargetTolerance, compare_results
 from ..protocol import CHECK_ONLY, PAST_DROPPED, PAST_FAILURES, decode_array, without_passes
 from .cases import Case
-from .oracles import ORACLES, Oracle, oracle_of
+from .oracles import ORACLE_FIELD, ORACLES, Oracle, oracle_of
 from .outcome import Outcome, Status
 from .sandbox import Death, memory_evidence, short_of_room
 
@@ -62,7 +61,10 @@ class Judge:
                 outcome.finding.kind = "spec-disagreement"
             return outcome
         cramped = short_of_room(answer)
-        base = self._judge_config(case, answer, case.configs[0], self.baseline, cramped)
+        first = self._first_oracle(case.configs[0])
+        if ORACLES[first].not_judged(case, case.configs[0]):
+            return Outcome(Status.RAN)
+        base = self._judge_config(case, answer, case.configs[0], first, cramped)
         if base.finding is not None or answer["status"] == "error":
             return base
         memory = None  # a configuration that ran out of memory: the case's outcome, where none fails
@@ -72,6 +74,8 @@ class Judge:
                 continue                      # executor cannot take the program by design
             if config.get(CHECK_ONLY) and other["status"] != "error":
                 continue  # its passes ran and left a well-formed module: nothing was built to compare
+            if ORACLES[oracle_of(config)].not_judged(case, config):
+                continue  # outside what its oracle judges (a gradient case outside the autodiff's contract)
             outcome = self._judge_other(case, other, config, cramped)
             if outcome.finding is None:
                 memory = memory or (outcome if outcome.status is Status.OUT_OF_MEMORY else None)
@@ -119,8 +123,10 @@ class Judge:
                 config = case.configs[place.config]
             if place.dropped:  # it died going on past passes that failed (worker.failures_past)
                 config = without_passes(config, place.dropped)
-        finding = Finding(kind=kind, oracle=self.crash_oracle.value, stage="worker",
-                          signature=self._prefix(self.crash_oracle) + death_signature(
+        oracle = self._first_oracle(config)  # an oracle that stands alone keys its own deaths
+        oracle = self.crash_oracle if oracle is self.baseline else oracle
+        finding = Finding(kind=kind, oracle=oracle.value, stage="worker",
+                          signature=self._prefix(oracle) + death_signature(
                               death.reason, death.signal, place.key() if place else None),
                           message=death.describe(), detail=death.log_tail, case=case.index,
                           extra={**extra, "config": config})
@@ -146,12 +152,19 @@ class Judge:
             return Outcome(Status.CHECKED)
         if not case.runnable:
             return Outcome(Status.BUILT)
-        outputs = ORACLES[oracle].compared_outputs(case, [decode_array(a) for a in reply["outputs"]])
-        mismatches = compare_results(case.expected, outputs, Approximation.of_passes(config["passes"]),
-                                     TargetTolerance.of(self.specs, config["target"]))
+        mismatches = ORACLES[oracle].mismatches(case, [decode_array(a) for a in reply["outputs"]], config, self.specs)
         if not mismatches:
             return Outcome(Status.OK if any(f.stable for f in case.expected) else Status.RAN)
         return Outcome(Status.MISMATCH, finding=self._wrong_result(case, mismatches, config, oracle))
+
+    def _first_oracle(self, config: dict) -> Oracle:
+        """The oracle judging a case's first configuration: the baseline's, unless the
+        configuration names one that stands alone (a gradient configuration a reduction
+        isolated)."""
+        named = config.get(ORACLE_FIELD)
+        if named and ORACLES[Oracle(named)].stands_alone:
+            return Oracle(named)
+        return self.baseline
 
     @staticmethod
     def _prefix(oracle: Oracle, config: dict | None = None) -> str:

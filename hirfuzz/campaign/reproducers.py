@@ -8,8 +8,10 @@ from enum import Enum
 from typing import TYPE_CHECKING, Callable
 
 from ..core.finding import Finding
+from ..core.gradients import GRAD, expected_gradients, float_variables
 from ..core.oracle import Approximation, TargetTolerance, judged_facts
 from ..dialects.reproducer import violating_call, with_small_inputs
+from ..protocol import GRADIENT
 
 if TYPE_CHECKING:
     from ..dialects import DialectInfo
@@ -45,6 +47,18 @@ def expected_for(case, config: dict, specs) -> list[tuple]:
                          TargetTolerance.of(specs, config["target"]))
     return [((f.value if f.stable else None), 0.0 if f.exact else f.rtol,
              0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in facts]
+
+
+def gradient_expectation(case, specs) -> dict:
+    """What a gradient finding's script checks, as the gradient oracle judged it: the
+    reference's loss and its tolerance, and per float variable its name, the gradient finite
+    differences give, the mask of the elements judged (smooth) and the tolerances."""
+    expected = expected_gradients(case.graph, case.inputs, specs)
+    rtol, atol = GRAD[expected["precision"]]
+    loss = expected["loss"]
+    gradients = [(f"x{n.id}", expected["estimates"][n.id].gradient, expected["estimates"][n.id].smooth, rtol,
+                  atol * expected["estimates"][n.id].scale) for n in float_variables(case.graph)]
+    return {"loss": loss, "loss_tolerance": (rtol * 10, atol * 10 * max(1.0, abs(loss))), "gradients": gradients}
 
 
 class FindingScripts:
@@ -85,8 +99,13 @@ class FindingScripts:
     def files(self, case, finding: Finding, log: str) -> dict:
         """The files of a finding's folder (finding_files), its scripts rendered for `case`."""
         config = case.configs[-1]  # the failing one: isolation put it last
-        expected = expected_for(case, config, self.specs) if finding.kind == "wrong-result" else None
         writer = self.info.reproducer_writer()
+        if config.get(GRADIENT):  # its own program, and one script: the harness, with the gradients to expect
+            expected = gradient_expectation(case, self.specs) if finding.kind == "wrong-result" else None
+            harness = writer.render_gradient(case.graph, self.specs, finding, config, case.inputs, case.runnable,
+                                             expected, self.tvm_version())
+            return finding_files(finding, self.case_json(case), harness, None, log)
+        expected = expected_for(case, config, self.specs) if finding.kind == "wrong-result" else None
         script = self.module_script(case, config)
         # the harness rebuilds a plain lowering itself where the dialect can (robust to a
         # module TVM cannot print); the short script always shows the module's own text

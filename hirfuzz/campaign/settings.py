@@ -29,6 +29,9 @@ class DialectDefaults:
     # cases made after each built case that are only lowered and passed through check-only
     # sequences, never built (--check-cases)
     check_cases: int = 0
+    # the share of cases drawn as gradient cases (--gradients; the gradient oracle's): 0 for
+    # an IR whose TVM has no autodiff hirfuzz knows
+    gradients: float = 0.0
 
 
 DIALECT_DEFAULTS = {
@@ -37,7 +40,7 @@ DIALECT_DEFAULTS = {
     # 4 check-only cases after each built one: 21 real root causes against 15 in 20 minutes
     # side by side (seed 1, hand-counted; 14 shared), within --time (README.md)
     "relax": DialectDefaults(ops=DEFAULT_OPS, mutations=DEFAULT_MUTATIONS, executors=(),
-                             max_passes=DEFAULT_MAX_PASSES, pass_checks=4, check_cases=4),
+                             max_passes=DEFAULT_MAX_PASSES, pass_checks=4, check_cases=4, gradients=0.1),
     # Relay (TVM 0.19, LLVM with assertions) builds a 40-operator graph for 20-40 s, twice a
     # case: on a loaded 2-core machine every such case ran past the 60-s limit. 10 and 5
     # operators found about as many root causes an hour, 10 the more kinds on two seeds
@@ -80,6 +83,7 @@ class Settings:
     pass_files: list[str] = field(default_factory=list)
     pass_checks: int = 0                   # extra drawn sequences per case, passes checked, never built
     check_cases: int = 0                   # check-only cases after each built one (campaign.cases)
+    gradients: float = 0.0                 # share of cases that are gradient cases (oracles/gradient.py)
     features: bool = True                  # lower with functions, closures and Relax features
     mutations: int = DEFAULT_MUTATIONS     # mutators applied to make each case's mutant (0: none)
     followups: int = DEFAULT_FOLLOWUPS     # follow-up mutant cases per interesting case (campaign.followups)

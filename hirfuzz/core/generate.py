@@ -428,6 +428,17 @@ class GenStats:
     # the op-dtypes turned down as a confirmed finding of the campaign fails on them alone
     # (generate_graph's `avoid`), and how often
     avoided_found: dict[str, int] = field(default_factory=dict)
+    # gradient cases (campaign.cases, the gradient oracle): how many were drawn, and how many
+    # of those got no gradient configuration, by why (outside the autodiff's contract, ...)
+    gradient_cases: int = 0
+    gradient_skipped: dict[str, int] = field(default_factory=dict)
+
+    def count_gradient(self, skipped: str | None):
+        """A gradient case drawn; `skipped`: why it is not judged as one (None: it is)."""
+        self.gradient_cases += 1
+        if skipped:
+            reason = skipped.split(":")[0]
+            self.gradient_skipped[reason] = self.gradient_skipped.get(reason, 0) + 1
 
     def count_avoided(self, excluded: Excluded):
         if isinstance(excluded, AvoidedConstruct):
@@ -452,6 +463,9 @@ class GenStats:
         self.count_stripped(other.plan_features_stripped)
         for instance, n in other.avoided_found.items():
             self.avoided_found[instance] = self.avoided_found.get(instance, 0) + n
+        self.gradient_cases += other.gradient_cases
+        for reason, n in other.gradient_skipped.items():
+            self.gradient_skipped[reason] = self.gradient_skipped.get(reason, 0) + n
 
 
 def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Coverage,

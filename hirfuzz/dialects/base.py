@@ -90,6 +90,12 @@ class Dialect(ABC):
         """The module as text that parses back, and its tensor constants."""
 
 
+    def lower_loss(self, request: dict, loss_dtype: str):
+        """The case's graph as a program its autodiff takes: its float results summed to one
+        scalar of `loss_dtype` (the gradient oracle's; protocol.GRADIENT). A dialect without
+        autodiff cannot take it; nor can a graph with no float result or variable."""
+        raise ExecutorCannotTake(f"the {self.name} dialect has no autodiff")
+
     def take_diagnostics(self) -> list[str]:
         """What TVM reported through its diagnostics since the last call (an error whose
         message says only "see the diagnostics" needs them); none by default."""
@@ -110,6 +116,13 @@ class ReproducerWriter(ABC):
         mismatch) or dies while the bug is present, and prints marks saying how far it got.
         `module_script` is the module's text as the worker rendered it (Dialect.render); the
         writer lowers `graph` itself where it is None."""
+
+    def render_gradient(self, graph, specs, finding, config: dict, inputs: list[np.ndarray], run: bool,
+                        expected: dict | None, tvm_version: str | None) -> str:
+        """repro.py of a gradient finding (the gradient oracle's): a harness with marks that
+        differentiates the loss program, builds and runs it, and checks the loss and the
+        gradients against `expected`; only a dialect with autodiff writes one."""
+        raise NotImplementedError(f"{type(self).__name__} writes no gradient reproducer")
 
     @abstractmethod
     def render_short(self, finding, config: dict, inputs: list[np.ndarray], run: bool, expected: list | None,

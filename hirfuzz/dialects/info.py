@@ -48,6 +48,13 @@ class DialectInfo:
     # the pipelines a build failure on another target is retried under on llvm, to tell a
     # target-independent bug from a target's own (campaign.target_independence); none: not tried
     llvm_pipelines: tuple[str, ...] = ()
+    # TVM-free module of its autodiff's terms (`gradient_specs`, `outside_contract`) where its
+    # TVM differentiates programs (the gradient oracle: campaign/oracles/gradient.py); None: not
+    gradients: str | None = None
+
+    def gradient_support(self):
+        """Its autodiff's terms (the `gradients` module), or None where it has none."""
+        return importlib.import_module(self.gradients) if self.gradients else None
 
     def reproducer_writer(self):
         """Its ReproducerWriter (TVM-free: the coordinator writes reproducers)."""

@@ -32,6 +32,7 @@ from .crash import CrashOracle
 from .cross_ir import CrossIROracle
 from .disruptive import DisruptiveOracle
 from .executor import ExecutorOracle
+from .gradient import GradientOracle
 from .mutation import MutationOracle
 from .pass_order import PassOrderOracle
 from .reference import ReferenceOracle
@@ -39,6 +40,7 @@ from .target import TargetOracle
 
 # in the order a case's configurations come: the baseline (the reference's, or the second
 # IR's in a cross-IR campaign), then a pass sequence, the mutant, other executors, other targets
+# (a gradient case's gradient configuration comes after all of them: campaign.cases)
 ORACLES: dict[Oracle, OracleDefinition] = {o.name: o for o in (
     CrashOracle(),
     ReferenceOracle(),
@@ -48,6 +50,7 @@ ORACLES: dict[Oracle, OracleDefinition] = {o.name: o for o in (
     ExecutorOracle(),
     TargetOracle(),
     DisruptiveOracle(),
+    GradientOracle(),
 )}
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 import numpy as np
 
 from ...core.finding import Finding
-from ...core.oracle import Approximation, Mismatch
+from ...core.oracle import Approximation, Mismatch, TargetTolerance, compare_results
 from ...core.targets import target_kind
 from ...protocol import describe_config
 
@@ -32,6 +32,7 @@ class Oracle(str, Enum):
     TARGET = "target"          # another target (a GPU), beside the first
     MUTATION = "mutation"      # the mutant, built as the baseline
     DISRUPTIVE = "disruptive"  # what TVM did with a program broken on purpose
+    GRADIENT = "gradient"      # the IR's autodiff, against finite differences of the reference
     CROSS_IR = "cross-ir"      # a cross-IR campaign's second IR, in its own TVM (campaign.cross)
 
 
@@ -91,6 +92,9 @@ class OracleDefinition:
     # its wrong results are not the first IR's baseline against the reference: their
     # titles say where they were seen (titles.Situation.WRONG_RESULT_ELSEWHERE)
     elsewhere: ClassVar[bool] = True
+    # its configuration is judged by it wherever it stands in a case, first too (where a
+    # reduction isolated it alone), not as a baseline (the gradient oracle's own program)
+    stands_alone: ClassVar[bool] = False
 
     def case_configs(self, maker: CaseMaker, rng: np.random.Generator, lowering: dict | None) -> list[dict]:
         """The configurations it adds to a strict case (drawing from the case's CONFIGS
@@ -107,6 +111,18 @@ class OracleDefinition:
         """What starts the signature of a crash under its configuration `config` (its name:
         apart from the baseline's crashes)."""
         return f"{self.name.value}|"
+
+    def not_judged(self, case: Case, config: dict) -> str | None:
+        """Why its configuration's reply is not judged on this case, crash or result (None:
+        it is); the gradient oracle judges only programs within the autodiff's contract."""
+        return None
+
+    def mismatches(self, case: Case, outputs: list[np.ndarray], config: dict, specs) -> list[Mismatch]:
+        """How its configuration's results differ from what is expected: by default, the
+        compared outputs against the NumPy reference (core.oracle.compare_results), within the
+        approximation its passes document and its target's tolerance."""
+        return compare_results(case.expected, self.compared_outputs(case, outputs),
+                               Approximation.of_passes(config["passes"]), TargetTolerance.of(specs, config["target"]))
 
     def compared_outputs(self, case: Case, outputs: list[np.ndarray]) -> list[np.ndarray]:
         """The outputs of its configuration that are compared with the reference."""

@@ -8,9 +8,10 @@ from tvm import relax
 
 from ...core.graph import Graph
 from ...core.plan import LoweringPlan
-from ..base import Dialect, installation_of
+from ...core.gradients import float_results, float_variables
+from ..base import Dialect, ExecutorCannotTake, installation_of
 from .executors import build_module, load_vm, run_vm
-from .lower import lower_graph
+from .lower import lower_graph, lower_loss
 from .mutators import mutate, prepare_for_build
 from .passes import apply_passes
 from .text import module_to_script
@@ -29,6 +30,12 @@ class RelaxDialect(Dialect):
         if request.get("violation") is not None:
             mod = apply_violation(mod, request["violation"])
         return mod
+
+    def lower_loss(self, request: dict, loss_dtype: str):
+        graph = Graph.from_json(request["graph"])
+        if not float_results(graph) or not float_variables(graph):
+            raise ExecutorCannotTake("no float result or no float variable: nothing to differentiate")
+        return lower_loss(graph, request["calls"], loss_dtype)
 
     def check_well_formed(self, module) -> None:
         relax.analysis.well_formed(module)

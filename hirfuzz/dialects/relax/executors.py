@@ -7,7 +7,7 @@ import tvm
 from tvm import relax
 
 from ...core.targets import target_kind
-from ...protocol import make_config
+from ...protocol import GRADIENT, make_config
 from . import TARGET_DEFAULT_PIPELINE
 
 
@@ -58,4 +58,6 @@ def load_vm(executable, config):
 def run_vm(vm, config, inputs: list[np.ndarray]) -> list[np.ndarray]:
     dev = device_for(config)
     args = [tvm.runtime.tensor(a, dev) for a in inputs]
-    return _flatten(vm["main"](*args))
+    # a gradient configuration's (protocol.GRADIENT): the loss, then each float parameter's gradient
+    entry = "main_adjoint" if config.get(GRADIENT) else "main"
+    return _flatten(vm[entry](*args))

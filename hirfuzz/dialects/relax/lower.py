@@ -79,6 +79,26 @@ def emit_graph(bb: relax.BlockBuilder, graph: Graph, calls: dict, params: list[r
     return exprs
 
 
+def lower_loss(graph: Graph, calls: dict, loss_dtype: str) -> tvm.IRModule:
+    """`main` in one dataflow block, as Relax's Gradient takes it: the graph's ops, then the
+    sum of every float result (each R.sum, cast to `loss_dtype`, added), returned as a scalar."""
+    from ...core.gradients import float_results
+    params = graph_params(graph)
+    bb = relax.BlockBuilder()
+    with bb.function("main", params):
+        with bb.dataflow():
+            exprs = emit_graph(bb, graph, calls, params)
+            loss = None
+            for ref in float_results(graph):
+                term = bb.emit(relax.op.sum(exprs[ref]))
+                if graph.type_of(ref).dtype != loss_dtype:
+                    term = bb.emit(relax.op.astype(term, loss_dtype))
+                loss = term if loss is None else bb.emit(relax.op.add(loss, term))
+            out = bb.emit_output(loss)
+        bb.emit_func_output(out)
+    return bb.get()
+
+
 # Known TVM 0.27 bugs a plan avoids unless `plan.allow_known_bugs` (reproducers in
 # tests/test_lower_features.py::test_known_bug_closure_result_type):
 KNOWN_TVM_BUGS = {

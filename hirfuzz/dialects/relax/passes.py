@@ -12,7 +12,9 @@ import tvm
 from tvm import relax
 
 from ...breadcrumbs import TRAIL, Stage
+from ...core.gradients import FLOATS
 from ...core.passes import user_factory
+from ...protocol import GRADIENT, GRADIENT_PASS
 from ..base import INNER_PASSES, IllFormedAfterPass, failure_key, innermost_failing
 
 
@@ -32,7 +34,10 @@ def apply_passes(mod, config: dict):
     pass: the first pass whose output is not well-formed raises IllFormedAfterPass.
 
     Each pass runs as a one-pass Sequential, which skips it above the context's opt_level
-    and runs the passes it requires, as one Sequential of them all would."""
+    and runs the passes it requires, as one Sequential of them all would. A gradient
+    configuration's one pass is Gradient (`differentiate`)."""
+    if config.get(GRADIENT):
+        return differentiate(mod)
     if not config.get("passes"):
         return mod
     passes = [instantiate_pass(step) for step in config["passes"]]
@@ -50,6 +55,19 @@ def apply_passes(mod, config: dict):
             except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding
                 inner = _innermost(pass_, step, before, failure_key(exc, ill_formed=True))
                 raise IllFormedAfterPass(step["name"], exc, inner) from exc
+    return mod
+
+
+def differentiate(mod):
+    """relax.transform.Gradient("main") with respect to main's float parameters (the gradient
+    oracle's configuration, protocol.GRADIENT), its output checked as any pass's."""
+    TRAIL.at(Stage.PASSES, GRADIENT_PASS)
+    wanted = [p for p in mod["main"].params if isinstance(p.ty, relax.TensorType) and str(p.ty.dtype) in FLOATS]
+    mod = relax.transform.Gradient("main", require_grads=wanted)(mod)
+    try:
+        relax.analysis.well_formed(mod)
+    except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding
+        raise IllFormedAfterPass(GRADIENT_PASS, exc, []) from exc
     return mod
 
 

@@ -17,7 +17,8 @@ import numpy as np
 from ...core.finding import Finding
 from ...core.graph import Graph, Ref
 from ...core.targets import target_label
-from ...protocol import CHECK_ONLY, REPRO_MARK as MARK
+from ...core.gradients import float_results
+from ...protocol import CHECK_ONLY, GRADIENT, REPRO_MARK as MARK
 from ..base import ReproducerWriter
 from . import TARGET_DEFAULT_PIPELINE
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, CallInput, Reach, ViolatingCall, array_code, arity_line,
@@ -41,8 +42,10 @@ def _literal(value) -> str:
     return repr(value)
 
 
-def render_module_code(graph: Graph, specs) -> str:
-    """Python that rebuilds the lowered module with BlockBuilder calls (tvm + numpy only)."""
+def render_module_code(graph: Graph, specs, loss_dtype: str | None = None) -> str:
+    """Python that rebuilds the lowered module with BlockBuilder calls (tvm + numpy only);
+    with `loss_dtype`, main returns its float results summed to one scalar of that dtype, as
+    lower.lower_loss lowers a gradient configuration's program."""
     names: dict[Ref, str] = {}
     lines = ["def build_module():",
              "    # 0.27 renamed TensorStructInfo to TensorType; before, relax.TensorType was another class",
@@ -77,12 +80,27 @@ def render_module_code(graph: Graph, specs) -> str:
                 lines.append(f"            {name}_{i} = bb.emit(relax.TupleGetItem({name}, {i}))")
         else:
             names[Ref(node.id)] = name
-    results = [names[r] for r in graph.results()]
-    out = results[0] if len(results) == 1 else f"relax.Tuple([{', '.join(results)}])"
+    if loss_dtype is not None:
+        lines += _loss_lines(graph, names, loss_dtype)
+        out = "loss"
+    else:
+        results = [names[r] for r in graph.results()]
+        out = results[0] if len(results) == 1 else f"relax.Tuple([{', '.join(results)}])"
     lines.append(f"            gv = bb.emit_output({out})")
     lines.append("        bb.emit_func_output(gv)")
     lines.append("    return bb.get()")
     return "\n".join(lines)
+
+
+def _loss_lines(graph: Graph, names: dict, loss_dtype: str) -> list[str]:
+    """`loss`: each float result summed, cast to `loss_dtype`, added (lower.lower_loss)."""
+    lines = []
+    for i, ref in enumerate(float_results(graph)):
+        lines.append(f"            term = bb.emit(relax.op.sum({names[ref]}))")
+        if graph.type_of(ref).dtype != loss_dtype:
+            lines.append(f"            term = bb.emit(relax.op.astype(term, {loss_dtype!r}))")
+        lines.append("            loss = term" if i == 0 else "            loss = bb.emit(relax.op.add(loss, term))")
+    return lines
 
 
 _REPRO_MAIN = '''
@@ -195,6 +213,115 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
                  "    return apply_violation(build_valid_module(), VIOLATION)", ""]
     body += data_lines(inputs, expected, rejection=violation_plan is not None)
     return "\n".join(header + body) + _REPRO_MAIN
+
+
+# --- a gradient finding's reproducer (the gradient oracle: campaign/oracles/gradient.py) --------
+
+_GRADIENT_MAIN = '''
+
+def flatten(value):
+    if isinstance(value, tvm.runtime.Tensor):
+        return [value.numpy()]
+    return [a for v in value for a in flatten(v)]
+
+
+def differs(outputs):
+    """What differs of main_adjoint's outputs (the loss, then each float parameter's
+    gradient) from the reference's loss and finite differences, judged where SMOOTH."""
+    if len(outputs) != 1 + len(EXPECTED):
+        return f"main_adjoint returned {{len(outputs)}} tensors, expected {{1 + len(EXPECTED)}}"
+    loss = float(outputs[0])
+    if not np.isclose(loss, EXPECTED_LOSS, rtol=LOSS_RTOL, atol=LOSS_ATOL):
+        return f"the loss is {{loss!r}}, the reference's {{EXPECTED_LOSS!r}}"
+    for position, (got, (name, want, smooth, rtol, atol)) in enumerate(zip(outputs[1:], EXPECTED)):
+        if got.shape != want.shape:
+            return f"{{name}}'s gradient has shape {{list(got.shape)}}, its parameter {{list(want.shape)}}"
+        judged = smooth & np.isfinite(got)
+        wrong = judged & ~(np.abs(got - want) <= atol + rtol * np.abs(want))
+        if wrong.any():
+            index = tuple(int(i) for i in np.argwhere(wrong)[0])
+            return (f"{{name}}'s gradient differs from finite differences at {{int(wrong.sum())}} of "
+                    f"{{int(judged.sum())}} elements judged; first at {{list(index)}}: {{got[index]!r}}, "
+                    f"finite differences {{want[index]!r}}")
+    return None
+
+
+def main():
+    stage = "lower"
+    try:
+        mod = build_module()
+        print(mod.script())
+        stage = "well_formed"
+        relax.analysis.well_formed(mod)
+        stage = "passes"
+        params = mod["main"].params
+        mod = relax.transform.Gradient("main", require_grads=[params[i] for i in FLOAT_PARAMS])(mod)
+        stage = "ill_formed_after_pass"
+        relax.analysis.well_formed(mod)
+        stage = "build"
+        with tvm.transform.PassContext(opt_level=OPT_LEVEL):
+            executable = relax.build(mod, target=TARGET, relax_pipeline=PIPELINE, exec_mode=EXEC_MODE)
+        if not RUN:
+            print("{mark} ok")
+            return 0
+        stage = "run"
+        vm = relax.VirtualMachine(executable, tvm.cpu(0))
+        outputs = flatten(vm["main_adjoint"](*[tvm.runtime.tensor(a) for a in INPUTS]))
+    except Exception as exc:
+        print(f"{mark} stage={{stage}} error={{type(exc).__name__}}")
+        raise
+    if EXPECTED is None:
+        print("{mark} ok")
+        return 0
+    said = differs(outputs)
+    if said is None:
+        print("{mark} ok")
+        return 0
+    print(said)
+    print("{mark} mismatch")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''.format(mark=MARK)
+
+
+def render_gradient(graph: Graph, specs, finding: Finding, config: dict, inputs: list[np.ndarray], run: bool,
+                    expected: dict | None, tvm_version: str | None) -> str:
+    """repro.py of a gradient finding: the loss program (main's float results summed),
+    relax.transform.Gradient with respect to its float parameters, built and main_adjoint
+    run; for a wrong result, the loss and each gradient checked against the reference's
+    and the finite differences `expected` holds ({"loss", "loss_tolerance": (rtol, atol),
+    "gradients": [(name, value, smooth mask, rtol, atol)]}), judged where smooth."""
+    from ...core.gradients import FLOATS
+    header = [
+        *docstring(finding, config, tvm_version, "apache-tvm 0.27 (Relax)"),
+        "import sys", "", "import numpy as np", "import tvm", "from tvm import relax", "",
+        f"TARGET = {target_code(config['target'])}",
+        f"OPT_LEVEL = {config['opt_level']!r}",
+        f"PIPELINE = {_pipeline_code(config, 'tvm.target.Target(TARGET)')}",
+        f"EXEC_MODE = {config['exec_mode']!r}",
+        f"RUN = {run!r}",
+        "# the parameters whose gradients are asked for: the float ones",
+        f"FLOAT_PARAMS = {[i for i, n in enumerate(graph.variables) if n.type.dtype in FLOATS]!r}",
+        "", "",
+        render_module_code(graph, specs, loss_dtype=config[GRADIENT]), "",
+        "INPUTS = [", *[f"    {array_code(a)}," for a in inputs], "]",
+    ]
+    if expected is None:
+        header.append("EXPECTED = None")
+    else:
+        rtol, atol = expected["loss_tolerance"]
+        header += [f"EXPECTED_LOSS = {expected['loss']!r}  # the NumPy reference's, in float64",
+                   f"LOSS_RTOL, LOSS_ATOL = {rtol!r}, {atol!r}",
+                   "# per float parameter: its name, the gradient central finite differences of the reference give,",
+                   "# where the loss is smooth around each element (only those are judged), rtol, atol",
+                   "EXPECTED = ["]
+        header += [f"    ({name!r}, {array_code(value)}, {array_code(smooth)}, {g_rtol!r}, {g_atol!r}),"
+                   for name, value, smooth, g_rtol, g_atol in expected["gradients"]]
+        header.append("]")
+    return "\n".join(header) + _GRADIENT_MAIN
 
 
 # --- the short reproducer a maintainer reads ---------------------------------------------------
@@ -370,6 +497,7 @@ class RelaxReproducerWriter(ReproducerWriter):
     render_reproducer = staticmethod(render_reproducer)
     render_short = staticmethod(render_short)
     render_violation_short = staticmethod(render_violation_short)
+    render_gradient = staticmethod(render_gradient)
 
 
 WRITER = RelaxReproducerWriter()

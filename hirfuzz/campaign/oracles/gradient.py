@@ -1,0 +1,122 @@
+"""The gradient oracle (`--gradients SHARE`, issue 27): the IR's autodiff against finite
+differences of the NumPy reference.
+
+A gradient case's graph is drawn from the ops the dialect's autodiff differentiates, at
+float64 (campaign.cases). Its configuration (protocol.GRADIENT) has the worker lower the
+graph's float results summed to a scalar loss, differentiate `main` with respect to its float
+parameters (Relax's `relax.transform.Gradient`, the "passes" stage, as pass "Gradient"),
+build it on llvm and run `main_adjoint`; the reply's outputs are the loss, then each float
+parameter's gradient.
+
+What it finds: a crash in the autodiff, build or run (keyed as any crash, after "gradient|");
+a loss that differs from the reference's; a gradient whose shape is not its parameter's; a
+gradient whose values differ from central finite differences of the reference
+(core.gradients: only elements around which the loss is smooth are judged). It judges only
+graphs within the autodiff's documented contract (the dialect's `outside_contract`), whose
+inputs keep every op in its domain, and with few enough elements for the differences to be
+cheap (MAX_ELEMENTS): the expected gradients are computed where it judges, so reduction's
+trials, which are judged again, get their own.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...core.finding import Finding
+from ...core.gradients import GRAD, expected_gradients, float_results, float_variables, judge_estimate
+from ...core.oracle import Mismatch
+from ...dialects import dialect_info
+from ...protocol import GRADIENT
+from .base import Component, Oracle, OracleDefinition, mismatch_detail
+
+# the most float variable elements a gradient case has: each costs four evaluations of the
+# reference (a few ms for a small graph) on the coordinator, where the judge runs
+MAX_ELEMENTS = 256
+# the operators a gradient case draws at most: small programs keep the differences cheap and
+# a failure's reduction short
+MAX_OPS = 8
+GRADIENT_DTYPE = "float64"  # the differences are taken in float64: TVM's gradient at float64 is judged tightly
+
+
+class GradientOracle(OracleDefinition):
+    name = Oracle.GRADIENT
+    # judged by itself wherever it stands, first too (a reduction isolates it alone)
+    stands_alone = True
+
+    def config(self, maker) -> dict:
+        """Its configuration: the baseline executor on llvm, no passes, the loss at
+        GRADIENT_DTYPE, naming the dialect whose autodiff's contract judges it."""
+        return {**maker.config(maker.info.baseline, "llvm", self.name), GRADIENT: GRADIENT_DTYPE,
+                "dialect": maker.s.dialect}
+
+    def not_judged(self, case, config) -> str | None:
+        return why_not_judged(case, dialect_info(config.get("dialect", "relax")).gradient_support())
+
+    def under(self, config: dict, label: str) -> str:
+        return " under its autodiff, built on llvm"
+
+    def mismatches(self, case, outputs, config, specs) -> list[Mismatch]:
+        """The loss, then each float variable's gradient: its shape, then its values."""
+        variables = float_variables(case.graph)
+        if len(outputs) != 1 + len(variables):
+            return [Mismatch(-1, f"main_adjoint returned {len(outputs)} tensors, expected the loss and "
+                                 f"{len(variables)} gradients")]
+        expected = expected_gradients(case.graph, case.inputs, specs)
+        rtol, atol = GRAD[expected["precision"]]
+        loss, want = float(outputs[0]), expected["loss"]
+        if not np.isclose(loss, want, rtol=rtol * 10, atol=atol * 10 * max(1.0, abs(want))):
+            return [Mismatch(0, f"the loss is {loss!r}, the reference's {want!r}")]
+        found = []
+        for position, (node, got) in enumerate(zip(variables, outputs[1:]), start=1):
+            if tuple(got.shape) != tuple(node.type.shape):
+                found.append(Mismatch(position, f"x{node.id}'s gradient has shape {list(got.shape)}, "
+                                                f"its parameter {list(node.type.shape)}"))
+                continue
+            judged = judge_estimate(expected["estimates"][node.id], node.id, got, expected["precision"])
+            if judged.wrong:
+                _, index, value, fd = judged.wrong[0]
+                found.append(Mismatch(position, f"x{node.id}'s gradient differs from finite differences at "
+                                                f"{len(judged.wrong)} of {judged.judged} elements judged "
+                                                f"({judged.skipped} not smooth, skipped); first at {index}: "
+                                                f"{value!r}, finite differences {fd!r}"))
+        return found
+
+    def wrong_result(self, case, mismatches, config, under, mutators) -> Finding:
+        """Keyed on what differs (the loss, a gradient's shape or its values) and the ops of the
+        program: a reduced program's ops name the op whose gradient is wrong."""
+        first = mismatches[0]
+        what = "loss" if first.index <= 0 else ("shape" if "has shape" in first.detail else "values")
+        ops = ",".join(sorted({n.op for n in case.graph.operators}))
+        return Finding(kind="wrong-result", oracle=self.name.value, stage="run",
+                       signature=f"wrong-result|{self.name.value}|{what}|{ops}",
+                       message=f"the gradient of sum(main's float results) differs: {first.detail}{under}",
+                       detail=mismatch_detail(mismatches), case=case.index, extra={"config": config})
+
+    def wrong_result_component(self, finding: Finding) -> tuple[Component, str]:
+        return Component.OPERATOR, "an op's gradient differs from finite differences of its NumPy reference"
+
+
+def why_not_judged(case, gradients) -> str | None:
+    """Why a case's gradient configuration is not judged (None: it is); `gradients`: the
+    dialect's autodiff terms (DialectInfo.gradient_support; None: it has none)."""
+    if gradients is None:
+        return "the dialect has no autodiff"
+    why = why_not_differentiable(case.graph, gradients)
+    if why:
+        return why
+    if not case.comparable:
+        return "inputs outside an op's domain"
+    return None
+
+
+def why_not_differentiable(graph, gradients) -> str | None:
+    """Why a graph is not made a gradient case (None: it may be): nothing to differentiate,
+    outside the autodiff's contract, or too many elements for cheap finite differences."""
+    variables = float_variables(graph)
+    if not variables or not float_results(graph):
+        return "no float variable or result"
+    why = gradients.outside_contract(graph)
+    if why:
+        return f"outside the autodiff's contract: {why}"
+    if sum(int(np.prod(n.type.shape, dtype=np.int64)) for n in variables) > MAX_ELEMENTS:
+        return f"more than {MAX_ELEMENTS} float input elements"
+    return None

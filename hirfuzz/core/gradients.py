@@ -1,0 +1,149 @@
+"""Gradients against finite differences of the NumPy reference (issue 27), whatever the IR.
+
+A graph's loss is the sum of its float results (each summed, in float64). TVM's gradient of
+each float variable is compared, element by element, with a central finite difference of
+the reference's loss, gradcheck-style: an element is judged only where the loss is smooth
+around it, that is where the central differences at steps h and h/10 agree closely and the
+one-sided differences (forward, backward) agree with them; elsewhere it is skipped (a kink,
+a tie, a step). The reference is the graph with every float16/float32 tensor made float64,
+so the differences carry no float32 rounding.
+
+tools/gradient_check.py and the gradient oracle (campaign/oracles/gradient.py) both judge
+with `check_gradient`; a reproducer carries `finite_differences`' estimate and mask.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .graph import Graph, Ref
+from .reference import interpret
+
+FLOATS = ("float16", "float32", "float64")
+
+# gradcheck's tolerances, per the lowest float precision in the program: an element is
+# smooth where its differences agree within SMOOTH; TVM's gradient is right within GRAD
+SMOOTH = {"float64": (1e-6, 1e-9), "float32": (1e-6, 1e-9)}
+GRAD = {"float64": (1e-5, 1e-7), "float32": (2e-3, 1e-4)}
+STEP = 1e-4  # h, relative to max(1, |x|)
+
+
+def float_results(graph: Graph) -> list[Ref]:
+    """The results the loss sums."""
+    return [r for r in graph.results() if graph.type_of(r).dtype in FLOATS]
+
+
+def float_variables(graph: Graph) -> list:
+    """The variables whose gradients are asked for, in parameter order."""
+    return [n for n in graph.variables if n.type.dtype in FLOATS]
+
+
+def precision_of(graph: Graph) -> str:
+    """The lowest float precision the graph computes in: which tolerances judge it."""
+    narrow = any(t.dtype in ("float16", "float32") for n in graph.nodes for t in n.outputs)
+    return "float32" if narrow else "float64"
+
+
+def widened(graph: Graph) -> Graph:
+    """The graph with every float16/float32 tensor, dtype and attribute made float64."""
+    text = graph.dumps()
+    for narrow in ("float16", "float32"):
+        text = text.replace(f'"{narrow}"', '"float64"')
+    return Graph.loads(text)
+
+
+def widened_values(values: dict) -> dict:
+    return {k: (v.astype(np.float64) if v.dtype.kind == "f" else v) for k, v in values.items()}
+
+
+def reference_loss(graph64: Graph, specs, values: dict) -> float:
+    facts = interpret(graph64, specs, values)
+    return float(sum(np.sum(facts[r].value, dtype=np.float64) for r in float_results(graph64)))
+
+
+@dataclass
+class Estimate:
+    """Finite differences of the loss in one variable: the estimate of its gradient (the
+    fine central difference), where it is smooth enough to judge, and the scale absolute
+    tolerances are relative to."""
+    gradient: np.ndarray
+    smooth: np.ndarray   # bool, the variable's shape
+    scale: float
+
+
+def finite_differences(graph64: Graph, specs, values: dict, var_id: int, precision: str) -> Estimate:
+    """Variable `var_id`'s gradient by central differences of the float64 reference, and
+    which elements are smooth (`values`: every variable's, float64 where float)."""
+    smooth_rtol, smooth_atol = SMOOTH[precision]
+    base = values[var_id].astype(np.float64)
+    f0 = reference_loss(graph64, specs, {**values, var_id: base})
+    estimates = {}
+    for index in np.ndindex(base.shape):
+        h = STEP * max(1.0, abs(float(base[index])))
+
+        def at(delta):
+            moved = base.copy()
+            moved[index] += delta
+            return reference_loss(graph64, specs, {**values, var_id: moved})
+        plus, minus = at(h), at(-h)
+        central = (plus - minus) / (2 * h)
+        fine = (at(h / 10) - at(-h / 10)) / (h / 5)
+        forward, backward = (plus - f0) / h, (f0 - minus) / h
+        estimates[index] = (central, fine, forward, backward)
+    scale = max([abs(e[1]) for e in estimates.values() if np.isfinite(e[1])] + [1.0])
+    gradient = np.zeros(base.shape)
+    smooth = np.zeros(base.shape, dtype=bool)
+    for index, (central, fine, forward, backward) in estimates.items():
+        gradient[index] = fine if np.isfinite(fine) else 0.0
+        smooth_tol = smooth_atol * scale + smooth_rtol * abs(fine)
+        one_sided_tol = 1e-3 * scale + 1e-3 * abs(fine)   # O(h) error expected
+        smooth[index] = bool(np.isfinite(central) and np.isfinite(fine) and abs(central - fine) <= smooth_tol
+                             and abs(forward - fine) <= one_sided_tol and abs(backward - fine) <= one_sided_tol)
+    return Estimate(gradient, smooth, scale)
+
+
+def expected_gradients(graph: Graph, inputs: list[np.ndarray], specs) -> dict:
+    """What a graph's gradients are judged against on its `inputs` (one per variable): the
+    reference's loss, the precision that sets the tolerances, and each float variable's
+    finite differences ("estimates", by node id)."""
+    graph64 = widened(graph)
+    values = widened_values({n.id: v for n, v in zip(graph.variables, inputs)})
+    precision = precision_of(graph)
+    return {"loss": reference_loss(graph64, specs, values), "precision": precision,
+            "estimates": {n.id: finite_differences(graph64, specs, values, n.id, precision)
+                          for n in float_variables(graph)}}
+
+
+@dataclass
+class Judgement:
+    judged: int = 0
+    skipped: int = 0
+    # TVM's gradient not finite where the differences are: reverse mode met 0 * inf (the
+    # derivative of sqrt or log at 0, on a path whose value is constant there); not judged
+    nonfinite: int = 0
+    wrong: list = field(default_factory=list)   # (var id, index, tvm, fd)
+
+
+def judge_estimate(estimate: Estimate, var_id: int, got: np.ndarray, precision: str) -> Judgement:
+    """TVM's gradient `got` of one variable against its finite differences, smooth elements only."""
+    grad_rtol, grad_atol = GRAD[precision]
+    judgement = Judgement()
+    for index in np.ndindex(estimate.gradient.shape):
+        if not estimate.smooth[index]:
+            judgement.skipped += 1
+            continue
+        value, want = float(got[index]), float(estimate.gradient[index])
+        if not np.isfinite(value):
+            judgement.nonfinite += 1
+            continue
+        judgement.judged += 1
+        if not abs(value - want) <= grad_atol * estimate.scale + grad_rtol * abs(want):
+            judgement.wrong.append((var_id, [int(i) for i in index], value, want))
+    return judgement
+
+
+def check_gradient(graph64: Graph, specs, values: dict, var_id: int, tvm_grad: np.ndarray,
+                   precision: str) -> Judgement:
+    """Each element of variable `var_id`'s gradient against finite differences."""
+    return judge_estimate(finite_differences(graph64, specs, values, var_id, precision), var_id, tvm_grad, precision)

@@ -1,0 +1,59 @@
+"""Relax's autodiff, as the coordinator knows it without importing TVM (issue 27): which of
+hirfuzz's ops `relax.transform.Gradient` differentiates, and which graphs are outside its
+contract.
+
+Gradient's contract (its docstring, src/relax/transform/gradient.cc): `main` returns a float
+scalar, holds one dataflow block, calls no other function, and every op in it registers
+FPrimalGradient; only float parameters are asked for (`require_grads`). The worker lowers a
+graph's float results summed to such a `main` (lower.lower_loss); what else may make Gradient
+fail or differ from the derivative by its own documented terms is `outside_contract`.
+"""
+from __future__ import annotations
+
+from ...core.gradients import FLOATS
+from ...core.graph import Graph
+
+# the Relax ops hirfuzz's specs call whose op registers FPrimalGradient in apache-tvm 0.27
+# (tests/relax/test_gradient_oracle.py checks this against TVM's registry)
+GRADIENT_OPS = frozenset({
+    "abs", "add", "astype", "broadcast_to", "concat", "cos", "cumsum", "divide", "equal", "exp", "expand_dims",
+    "full_like", "greater", "greater_equal", "less", "less_equal", "log", "matmul", "maximum", "mean", "minimum",
+    "multiply", "negative", "nn.avg_pool2d", "nn.conv2d", "nn.log_softmax", "nn.max_pool2d", "nn.relu", "nn.silu",
+    "nn.softmax", "not_equal", "ones_like", "permute_dims", "power", "reshape", "sigmoid", "sin", "split", "sqrt",
+    "subtract", "sum", "take", "tanh", "triu", "variance", "where", "zeros_like"})
+
+# op -> the input slots whose gradient TVM declares absent (no_grad) though they may be float:
+# a variable reaching the loss through one has no gradient by TVM's own definition
+DECLARED_NO_GRAD = {"full_like": (1,)}   # _op_gradient.py full_like_grad: the fill value
+# the pools whose backward TVM leaves unlegalized with a dilation, saying so (legalize_ops/grad.py
+# logs "Dilation is not supported in TOPI pool_grad and is not legalized.")
+UNDILATED_BACKWARD = {"nn.max_pool2d", "nn.avg_pool2d"}
+
+
+def gradient_specs(specs) -> list[str]:
+    """hirfuzz's op specs whose Relax op has a gradient."""
+    return sorted(n for n in specs.names() if specs.ops[n].dialect_op in GRADIENT_OPS)
+
+
+def outside_contract(graph: Graph) -> str | None:
+    """Why Gradient may fail on, or differ from the derivative of, this graph by its own
+    documented terms; None where the graph is inside them."""
+    above = _float_variables_above(graph)
+    for node in graph.operators:
+        for slot in DECLARED_NO_GRAD.get(node.op, ()):
+            if slot < len(node.inputs) and above[node.inputs[slot].node]:
+                return f"{node.op}'s input {slot} is declared no_grad and depends on a float variable"
+        if node.op in UNDILATED_BACKWARD and (node.attrs.get("dh", 1), node.attrs.get("dw", 1)) != (1, 1):
+            return f"{node.op} with a dilation: its backward is not legalized (TVM logs so)"
+    return None
+
+
+def _float_variables_above(graph: Graph) -> dict[int, bool]:
+    """For every node, whether a float variable is among the nodes it is computed from."""
+    above: dict[int, bool] = {}
+    for node in graph.nodes:
+        if node.kind == "var":
+            above[node.id] = node.type.dtype in FLOATS
+        else:
+            above[node.id] = any(above[r.node] for r in node.input_refs())
+    return above

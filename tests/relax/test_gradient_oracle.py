@@ -1,0 +1,145 @@
+"""The gradient oracle (`--gradients SHARE`, issue 27): a campaign's gradient cases, their
+configuration run by a real worker (Relax's Gradient on apache-tvm 0.27, built on llvm),
+judged against finite differences of the NumPy reference, and a finding's repro.py run
+alone as the campaign's verify step runs it."""
+import numpy as np
+import pytest
+
+from conftest import run_hirfuzz
+from hirfuzz.campaign.avoidance import AvoidanceSchedule, construct_of
+from hirfuzz.campaign.cases import avoided_in
+from hirfuzz.campaign.judge import Judge, Status
+from hirfuzz.campaign.oracles import ORACLES, Oracle
+from hirfuzz.campaign.reproducers import REPRO, FindingScripts
+from hirfuzz.campaign.verify import check_finding_scripts
+from hirfuzz.core.graph import Graph
+from hirfuzz.dialects import dialect_info, load_dialect
+from hirfuzz.dialects.relax.gradients import GRADIENT_OPS
+from hirfuzz.protocol import GRADIENT
+from hirfuzz.worker import execute_case
+from test_pass_checks import maker
+
+
+def graph_of(*nodes: dict) -> Graph:
+    return Graph.from_json({"format": 1, "nodes": list(nodes)})
+
+
+def var(node_id: int, shape: list) -> dict:
+    return {"id": node_id, "kind": "var", "outputs": [{"shape": shape, "dtype": "float64"}]}
+
+
+def op(node_id: int, name: str, inputs: list, shape: list, attrs: dict | None = None) -> dict:
+    return {"id": node_id, "kind": "op", "op": name, "dtype": "float64", "inputs": inputs,
+            "attrs": attrs or {}, "outputs": [{"shape": shape, "dtype": "float64"}]}
+
+
+def gradient_case(graph: Graph):
+    """Case 0 of a campaign, made again from `graph` under the gradient configuration alone
+    (as a reduction isolates it)."""
+    made = maker(seed=0, mutations=0, gradients=0.1)
+    return made, made.make_case(0, graph=graph, lowering={}, configs=[ORACLES[Oracle.GRADIENT].config(made)])
+
+
+def judged(graph: Graph, specs):
+    made, case = gradient_case(graph)
+    reply = execute_case(case.request, load_dialect("relax"))
+    return made, case, Judge(specs, {}).classify(case, reply)
+
+
+def reproduced(made, case, outcome, specs, folder) -> bool:
+    """The finding's files written as the campaign writes them, and its scripts run alone."""
+    scripts = FindingScripts(dialect_info("relax"), specs, made.s, lambda: "0.27.0",
+                             module_script=lambda case, config: pytest.fail("a gradient finding prints no module"))
+    for name, text in scripts.files(case, outcome.finding, "").items():
+        (folder / name).write_text(text)
+    return check_finding_scripts(folder, outcome.finding, 120, dialect="relax").reproduced
+
+
+CUMSUM_EXCLUSIVE = graph_of(var(0, [3]), op(1, "cumsum", [[0, 0]], [3], {"axis": 0, "exclusive": True}))
+TRIU = graph_of(var(0, [3, 3]), op(1, "triu", [[0, 0]], [3, 3], {"k": 0}))
+
+
+def test_the_gradient_ops_are_those_tvm_registers_a_gradient_for(specs):
+    import tvm
+    registered = {name.removeprefix("relax.") for name in tvm.ir.Op.list_op_names()
+                  if name.startswith("relax.") and tvm.ir.Op.get(name).get_attr("FPrimalGradient") is not None}
+    assert GRADIENT_OPS == {specs.ops[n].dialect_op for n in specs.names()} & registered
+
+
+def test_a_wrong_gradient_is_a_finding_and_its_repro_reproduces_alone(specs, tmp_path):
+    """sum(cumsum(x, exclusive=True)): TVM's gradient is the inclusive cumsum's (a known TVM
+    bug, tools/gradient_bugs.py)."""
+    made, case, outcome = judged(CUMSUM_EXCLUSIVE, specs)
+    assert outcome.status is Status.MISMATCH
+    finding = outcome.finding
+    assert (finding.oracle, finding.signature) == ("gradient", "wrong-result|gradient|values|cumsum")
+    assert "x0's gradient differs from finite differences" in finding.message
+    assert reproduced(made, case, outcome, specs, tmp_path)
+    assert "relax.transform.Gradient" in (tmp_path / REPRO).read_text()
+
+
+def test_a_gradient_crash_is_keyed_apart_and_its_repro_reproduces_alone(specs, tmp_path):
+    """triu's gradient returns one partial for its two arguments: Gradient raises."""
+    made, case, outcome = judged(TRIU, specs)
+    finding = outcome.finding
+    assert finding.kind == "crash" and finding.oracle == "gradient" and finding.stage == "passes"
+    assert finding.signature.startswith("gradient|")
+    assert finding.extra["failed_pass"] == "Gradient"
+    assert reproduced(made, case, outcome, specs, tmp_path)
+
+
+def test_a_right_gradient_is_no_finding(specs):
+    """sum(tanh(x @ w)): every element smooth, TVM's gradient right."""
+    graph = graph_of(var(0, [3, 4]), var(1, [4, 2]), op(2, "matmul", [[0, 0], [1, 0]], [3, 2]),
+                     op(3, "tanh", [[2, 0]], [3, 2]))
+    _, case, outcome = judged(graph, specs)
+    assert (outcome.status, outcome.finding) == (Status.OK, None)
+    assert case.request["configs"][0][GRADIENT] == "float64"
+
+
+def test_a_program_outside_the_contract_is_not_judged(specs):
+    """full_like's fill value is declared no_grad: its variable's gradient is 0 by TVM's
+    definition, not the derivative, so nothing about it is judged, even a crash."""
+    graph = graph_of(var(0, [2]), var(1, []), op(2, "full_like", [[0, 0], [1, 0]], [2], {"to": None}))
+    _, case = gradient_case(graph)
+    reply = {"status": "error", "stage": "passes", "exc_type": "TVMError", "message": "x", "traceback": "",
+             "timings": {}, "others": []}
+    assert Judge(specs, {}).classify(case, reply).finding is None
+
+
+def test_gradient_cases_draw_differentiable_graphs_and_end_with_the_gradient_configuration(specs):
+    made = maker(seed=2, mutations=0, gradients=0.5)
+    chosen = [i for i in range(12) if made.gradient_case(i)]
+    assert chosen and len(chosen) < 12
+    judged_ones = 0
+    for index in range(12):
+        case = made.make_case(index)
+        has = bool(case.configs[-1].get(GRADIENT))
+        if index not in chosen:
+            assert not has
+            continue
+        assert {specs.ops[n.op].dialect_op for n in case.graph.operators} <= GRADIENT_OPS
+        assert not {t.dtype for n in case.graph.nodes for t in n.outputs} & {"float16", "float32"}
+        judged_ones += has
+    assert judged_ones  # the others are counted, with why
+    assert made.gen_stats.gradient_cases == len(chosen)
+    assert sum(made.gen_stats.gradient_skipped.values()) == len(chosen) - judged_ones
+    assert not any(maker(seed=2, mutations=0, gradients=0.0).gradient_case(i) for i in range(12))
+
+
+def test_a_gradient_finding_s_construct_is_avoided_in_gradient_cases_alone():
+    finding = {"confirmed": True}
+    case = {"graph": CUMSUM_EXCLUSIVE.to_json(), "lowering": {},
+            "configs": [{"target": "llvm", "passes": [], GRADIENT: "float64"}]}
+    construct = construct_of(finding, case)
+    schedule = AvoidanceSchedule(True, ["llvm"], lambda avoid: True)
+    schedule.offer(construct, "wrong-result-1")
+    avoid = schedule.avoided_at(0)
+    assert avoided_in(avoid, gradient=True) == {("cumsum", "float64")}
+    assert avoided_in(avoid, gradient=False) == frozenset()
+
+
+def test_relay_campaigns_refuse_gradients():
+    proc = run_hirfuzz("--ir", "relay", "--gradients", "0.2", "--iterations", "1", timeout=120)
+    assert proc.returncode != 0
+    assert "--gradients" in proc.stderr and "relay" in proc.stderr
