@@ -217,7 +217,8 @@ class CaseMaker:
     def gradient_case(self, index: int) -> bool:
         """Whether case `index` is a gradient case (--gradients SHARE of a strict campaign of
         one IR whose TVM differentiates programs): its graph drawn from the ops the autodiff
-        differentiates (`drawn_from`), and the gradient oracle's configuration added last."""
+        differentiates (`drawn_from`), and the gradient oracle's configuration added
+        (`add_gradient_config`)."""
         return (bool(self.gradient_ops) and self.s.mode == "strict" and self.s.cross_dialect is None
                 and self.s.pass_seq is None and self.case_rng(index, Stream.GRADIENT).random() < self.s.gradients)
 
@@ -240,14 +241,16 @@ class CaseMaker:
         return min(self.s.ops, MAX_OPS), self.gradient_ops, [GRADIENT_DTYPE]
 
     def add_gradient_config(self, case: Case, stats: GenStats | None):
-        """The gradient oracle's configuration, last, where the case is one it judges;
-        counted in `stats` where given (a case drawn anew)."""
+        """The gradient oracle's configuration, right after the baseline, where the case is
+        one it judges; counted in `stats` where given (a case drawn anew). A case's first
+        failing configuration is its finding, and pass sequences often fail (their checks
+        in most cases): after them, a gradient's failure would mostly go unseen."""
         why = why_not_differentiable(case.graph, self.gradient_support) or (
             "" if case.comparable else "inputs outside an op's domain")
         if stats is not None:
             stats.count_gradient(why or None)
         if not why:
-            case.configs = [*case.configs, ORACLES[Oracle.GRADIENT].config(self)]
+            case.configs = [case.configs[0], ORACLES[Oracle.GRADIENT].config(self), *case.configs[1:]]
 
     def case_rng(self, index: int, stream: "Stream") -> np.random.Generator:
         """Case `index`'s own random stream for one purpose: what one purpose draws never

@@ -40,7 +40,7 @@ DIALECT_DEFAULTS = {
     # 4 check-only cases after each built one: 21 real root causes against 15 in 20 minutes
     # side by side (seed 1, hand-counted; 14 shared), within --time (README.md)
     "relax": DialectDefaults(ops=DEFAULT_OPS, mutations=DEFAULT_MUTATIONS, executors=(),
-                             max_passes=DEFAULT_MAX_PASSES, pass_checks=4, check_cases=4, gradients=0.1),
+                             max_passes=DEFAULT_MAX_PASSES, pass_checks=4, check_cases=4, gradients=0.15),
     # Relay (TVM 0.19, LLVM with assertions) builds a 40-operator graph for 20-40 s, twice a
     # case: on a loaded 2-core machine every such case ran past the 60-s limit. 10 and 5
     # operators found about as many root causes an hour, 10 the more kinds on two seeds

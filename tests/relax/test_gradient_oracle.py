@@ -107,14 +107,15 @@ def test_a_program_outside_the_contract_is_not_judged(specs):
     assert Judge(specs, {}).classify(case, reply).finding is None
 
 
-def test_gradient_cases_draw_differentiable_graphs_and_end_with_the_gradient_configuration(specs):
+def test_gradient_cases_draw_differentiable_graphs_with_the_gradient_configuration_after_the_baseline(specs):
     made = maker(seed=2, mutations=0, gradients=0.5)
     chosen = [i for i in range(12) if made.gradient_case(i)]
     assert chosen and len(chosen) < 12
     judged_ones = 0
     for index in range(12):
         case = made.make_case(index)
-        has = bool(case.configs[-1].get(GRADIENT))
+        has = len(case.configs) > 1 and bool(case.configs[1].get(GRADIENT))
+        assert not any(c.get(GRADIENT) for c in case.configs[2:])
         if index not in chosen:
             assert not has
             continue

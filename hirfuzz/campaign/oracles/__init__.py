@@ -40,7 +40,7 @@ from .target import TargetOracle
 
 # in the order a case's configurations come: the baseline (the reference's, or the second
 # IR's in a cross-IR campaign), then a pass sequence, the mutant, other executors, other targets
-# (a gradient case's gradient configuration comes after all of them: campaign.cases)
+# (a gradient case's gradient configuration comes right after the baseline: campaign.cases)
 ORACLES: dict[Oracle, OracleDefinition] = {o.name: o for o in (
     CrashOracle(),
     ReferenceOracle(),
