@@ -21,6 +21,11 @@ Each case's outcome: ok; out-of-contract; gradient, build or run (that stage fai
 A failure showing one of KNOWN_BUGS is counted under its name (`--avoid-known` draws none of
 their constructs, to look for new ones); the others are printed, and saved with `--out`;
 `reduce_case` shrinks one to the fewest operators that still fail so.
+
+The finite differences and their judgement are hirfuzz.core.gradients; Gradient's contract
+and the ops it differentiates, hirfuzz.dialects.relax.gradients; the loss program and its
+differentiation, hirfuzz.dialects.relax (lower.lower_loss, passes.differentiate): what the
+gradient oracle of campaigns (`--gradients`, campaign/oracles/gradient.py) runs too.
 """
 from __future__ import annotations
 
