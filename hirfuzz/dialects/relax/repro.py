@@ -233,7 +233,7 @@ def differs(outputs):
     loss = float(outputs[0])
     if not np.isclose(loss, EXPECTED_LOSS, rtol=LOSS_RTOL, atol=LOSS_ATOL):
         return f"the loss is {{loss!r}}, the reference's {{EXPECTED_LOSS!r}}"
-    for position, (got, (name, want, smooth, rtol, atol)) in enumerate(zip(outputs[1:], EXPECTED)):
+    for got, (name, want, smooth, rtol, atol) in zip(outputs[1:], EXPECTED):
         if got.shape != want.shape:
             return f"{{name}}'s gradient has shape {{list(got.shape)}}, its parameter {{list(want.shape)}}"
         judged = smooth & np.isfinite(got)
