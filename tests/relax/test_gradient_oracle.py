@@ -108,7 +108,7 @@ def test_a_program_outside_the_contract_is_not_judged(specs):
 
 
 def test_gradient_cases_draw_differentiable_graphs_with_the_gradient_configuration_after_the_baseline(specs):
-    made = maker(seed=2, mutations=0, gradients=0.5)
+    made = maker(seed=2, mutations=0, gradients=0.5, ops=6)
     chosen = [i for i in range(12) if made.gradient_case(i)]
     assert chosen and len(chosen) < 12
     judged_ones = 0
@@ -125,7 +125,8 @@ def test_gradient_cases_draw_differentiable_graphs_with_the_gradient_configurati
     assert judged_ones  # the others are counted, with why
     assert made.gen_stats.gradient_cases == len(chosen)
     assert sum(made.gen_stats.gradient_skipped.values()) == len(chosen) - judged_ones
-    assert not any(maker(seed=2, mutations=0, gradients=0.0).gradient_case(i) for i in range(12))
+    made.s.gradients = 0.0  # --gradients 0: none
+    assert not any(made.gradient_case(i) for i in range(12))
 
 
 def test_a_gradient_finding_s_construct_is_avoided_in_gradient_cases_alone():
