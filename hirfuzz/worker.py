@@ -128,7 +128,7 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
         reply["stages"] = case_stages
         return reply
     modules = [mod]
-    plain = {}  # the graph lowered without its plan, for executors that take dataflow only
+    plain = {}  # the graph lowered without its plan: for executors that take dataflow only, and the loss (gradient)
     mutation = request.get("mutation")
     notes = {}
     t_mutate = time.perf_counter()
