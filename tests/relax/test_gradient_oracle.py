@@ -145,3 +145,19 @@ def test_relay_campaigns_refuse_gradients():
     proc = run_hirfuzz("--ir", "relay", "--gradients", "0.2", "--iterations", "1", timeout=120)
     assert proc.returncode != 0
     assert "--gradients" in proc.stderr and "relay" in proc.stderr
+
+
+def test_a_worker_dying_in_the_gradient_configuration_is_the_gradient_oracle_s(specs):
+    """max_pool2d's backward reads out of bounds on some windows (a known TVM bug): a worker
+    killed there is keyed under gradient|, apart from a death in the baseline."""
+    from hirfuzz.breadcrumbs import Place, Stage
+    from hirfuzz.campaign.sandbox import Death
+    made = maker(seed=0, mutations=0, gradients=0.1)
+    case = made.make_case(0, graph=CUMSUM_EXCLUSIVE, lowering={},
+                          configs=[made.config("vm", "llvm", Oracle.REFERENCE), ORACLES[Oracle.GRADIENT].config(made)])
+    judge = Judge(specs, {})
+    in_gradient = judge.classify(case, Death("signal", "SIGSEGV", None, "", place=Place(Stage.RUN, 1)))
+    in_baseline = judge.classify(case, Death("signal", "SIGSEGV", None, "", place=Place(Stage.RUN, 0)))
+    assert in_gradient.finding.oracle == "gradient" and in_gradient.finding.signature.startswith("gradient|")
+    assert in_baseline.finding.oracle == "crash"
+    assert in_gradient.finding.signature == "gradient|" + in_baseline.finding.signature
