@@ -13,6 +13,7 @@ import os
 import sys
 import time
 from collections import OrderedDict
+from typing import Callable
 
 # HIRFUZZ_BUILD_CACHE: how many builds a worker keeps for reuse across cases (default
 # CACHE_SIZE); "0" turns reuse off altogether, within a case too (to compare with it on)
@@ -153,6 +154,11 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
             replies.append({"status": GIVEN_STATUS, "timings": {}, "stages": {}})
             continue
         TRAIL.enter_config(position)
+        if replies and replies[-1]["status"] == "error":
+            # a failed configuration may have changed its module in place (TVM 0.19's
+            # ToMixedPrecision, failing, retypes the module it was given, and every pass run on
+            # it after fails alike): the configurations after it run on the program made anew
+            modules, plain = _lowered_again(dialect, request, modules), {}
         index = config.get("module", 0)
         if index >= len(modules):
             replies.append({"status": "skipped", "timings": {}})
@@ -175,7 +181,8 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
                 replies.append({**error_reply("lower", exc, dialect.take_diagnostics()), "timings": {}})
                 continue
             module = plain["module"]
-        replies.append(run_config(dialect, module, config, inputs, request.get("run", True), cache))
+        replies.append(run_config(dialect, module, config, inputs, request.get("run", True), cache,
+                                  anew=lambda config=config: module_anew(dialect, request, config)))
     replies[0]["timings"]["lower"] = lowered
     reply = replies[0]
     reply["others"] = replies[1:]
@@ -183,6 +190,30 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
     reply["case_stages"] = case_stages
     reply["builds_saved"] = sum(1 for r in replies if r.get("reused_build"))
     return reply
+
+
+def _lowered_again(dialect, request: dict, modules: list) -> list:
+    """The case's program (and its mutant, where it has one) made anew; `modules` where that
+    fails, as it did not the first time."""
+    try:
+        return [module_anew(dialect, request, {"module": index}) for index in range(len(modules))]
+    except Exception:  # noqa: BLE001 - the modules the case began with stand
+        dialect.take_diagnostics()
+        return modules
+
+
+def module_anew(dialect, request: dict, config: dict):
+    """The module `config` runs on, made anew from the request: the loss (a gradient
+    configuration's), the program lowered without its plan, the program, or its mutant."""
+    from .protocol import GRADIENT
+    if config.get(GRADIENT):
+        return dialect.lower_loss(request, config[GRADIENT])
+    if config.get("plain") and request.get("plan"):
+        return dialect.lower({**request, "plan": None})
+    mod = dialect.lower(request)
+    if config.get("module", 0) == 1:
+        return _mutate(dialect, mod, request["mutation"], request)[0]
+    return mod
 
 
 def _loss_module(dialect, request: dict, config: dict, made: dict):
@@ -310,11 +341,13 @@ def _traits(request: dict) -> dict:
     return op_traits((request.get("calls") or {}).values())
 
 
-def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "BuildCache | None" = None) -> dict:
+def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "BuildCache | None" = None,
+               anew: Callable | None = None) -> dict:
     """Passes, build (or a reused build: `BuildCache`), load and run under one configuration.
     "timings" keeps its meaning ("build": passes, build and load; "run"); "stages" has
     each on its own. A check-only configuration (protocol.CHECK_ONLY) stops after its
-    passes: "ok" with no outputs, its time under "passes" alone."""
+    passes: "ok" with no outputs, its time under "passes" alone. `anew` makes `mod` again,
+    for the failures a failed pass hid to be looked for on a module no failure touched."""
     from .breadcrumbs import TRAIL, Stage
     from .dialects.base import ILL_FORMED_STAGE, ExecutorCannotTake
     from .protocol import CHECK_ONLY, PAST_FAILURES, encode_array
@@ -357,7 +390,8 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
         reply = failure_reply(dialect, stage, exc)
         if reply["stage"] in ("passes", ILL_FORMED_STAGE):
             t0 = time.perf_counter()
-            reply[PAST_FAILURES] = failures_past(dialect, mod, config, TRAIL.pass_position)
+            failed_at = TRAIL.pass_position  # (before making the module anew)
+            reply[PAST_FAILURES] = failures_past(dialect, _made_anew(dialect, mod, anew), config, failed_at)
             stages["passes_past"] = _lap(t0)
         reply["timings"] = timings
         reply["stages"] = stages
@@ -365,6 +399,17 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
         return reply
     return {"status": "ok", "outputs": [encode_array(o) for o in outputs], "timings": timings, "stages": stages,
             **extra}
+
+
+def _made_anew(dialect, mod, anew: Callable | None):
+    """`anew()` (the module made again), or `mod` where there is no way to or it fails."""
+    if anew is None:
+        return mod
+    try:
+        return anew()
+    except Exception:  # noqa: BLE001 - it was made once; the module given stands
+        dialect.take_diagnostics()
+        return mod
 
 
 def failure_reply(dialect, stage: str, exc: BaseException) -> dict:
