@@ -387,18 +387,20 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
     except ExecutorCannotTake as exc:
         return {"status": "skipped", "reason": str(exc), "timings": timings, "stages": stages}
     except Exception as exc:
-        reply = failure_reply(dialect, stage, exc)
-        if reply["stage"] in ("passes", ILL_FORMED_STAGE):
-            t0 = time.perf_counter()
-            failed_at = TRAIL.pass_position  # (before making the module anew)
-            reply[PAST_FAILURES] = failures_past(dialect, _made_anew(dialect, mod, anew), config, failed_at)
-            stages["passes_past"] = _lap(t0)
-        reply["timings"] = timings
-        reply["stages"] = stages
-        reply.update(extra)
-        return reply
-    return {"status": "ok", "outputs": [encode_array(o) for o in outputs], "timings": timings, "stages": stages,
-            **extra}
+        reply, failed_at = failure_reply(dialect, stage, exc), TRAIL.pass_position
+    else:
+        return {"status": "ok", "outputs": [encode_array(o) for o in outputs], "timings": timings, "stages": stages,
+                **extra}
+    # past the handler: a failure raised while handling another carries that one's traceback
+    # too ("During handling of the above exception"), whose TVM frames would key it
+    if reply["stage"] in ("passes", ILL_FORMED_STAGE):
+        t0 = time.perf_counter()
+        reply[PAST_FAILURES] = failures_past(dialect, _made_anew(dialect, mod, anew), config, failed_at)
+        stages["passes_past"] = _lap(t0)
+    reply["timings"] = timings
+    reply["stages"] = stages
+    reply.update(extra)
+    return reply
 
 
 def _made_anew(dialect, mod, anew: Callable | None):

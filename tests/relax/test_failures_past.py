@@ -41,6 +41,9 @@ def test_the_worker_goes_on_past_each_failed_pass_and_the_judge_files_the_first_
     assert (failed["stage"], failed["failed_pass"]) == ("passes", "RaiseA")
     past = failed[PAST_FAILURES]
     assert [(p["failed_pass"], p["dropped"]) for p in past] == [("RaiseB", [0]), ("RaiseC", [0, 2])]
+    # each its own traceback: not one chained to the failure it was met past, whose TVM frames
+    # would key it (a campaign keyed known crashes anew at the well-formedness check they followed)
+    assert all("planted failure A" not in p["traceback"] and "During handling" not in p["traceback"] for p in past)
     judge, case = Judge(specs, {}), _case(real, configs)
     first = judge.classify(case, reply).finding
     assert "planted failure A" in first.message  # nothing known: the first failure, as always
