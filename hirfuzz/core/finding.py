@@ -376,11 +376,13 @@ def death_root_key(signal: str, log: str) -> str | None:
     return f"{ROOT}|crash|{signal}|{where}|{what[:ROOT_MESSAGE]}"
 
 
-def failed_pass_of(extra: dict, pass_names: list[str]) -> str | None:
-    """The pass a crash's root key names where no TVM frame places it: the pass of the
-    sequence that raised, as the worker said (extra "failed_pass"), else the one pass of a
-    reduced sequence that holds one."""
-    return extra.get("failed_pass") or (pass_names[0] if len(pass_names) == 1 else None)
+def failed_pass_of(extra: dict, pass_names: list[str], stage: str = "passes") -> str | None:
+    """The pass a crash's root key names where no TVM frame places it: the pass that raised,
+    as the worker said (extra "failed_pass": of the sequence, or inside the build), else, in
+    the passes stage, the one pass of a reduced sequence that holds one."""
+    if extra.get("failed_pass"):
+        return extra["failed_pass"]
+    return pass_names[0] if stage == "passes" and len(pass_names) == 1 else None
 
 
 def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None = None,
@@ -433,9 +435,11 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
         # says of it when the pass's own check let it through; one fault, one key (TVM 0.19
         # ToMixedPrecision's stale type of a global call shows either way)
         return ill_formed_root(failed_pass, message, said, construct)
-    if not frame and stage == "passes" and failed_pass:
-        # no TVM frame says where: the pass that raised does, and a type mismatch is keyed
-        # as an ill-formed output's is (one fault at two ranks, or after another pass, is one key)
+    if not frame and stage in ("passes", "build") and failed_pass:
+        # no TVM frame says where: the pass that raised does, in the sequence or inside the
+        # build (one fault, one key: AlterOpLayout's topk check run by hirfuzz or by relay.build),
+        # and a type mismatch is keyed as an ill-formed output's is (one fault at two ranks, or
+        # after another pass, is one key)
         where, message = f"pass:{failed_pass}", _dtype_complaint(message, said)
     # cut shorter than normalize_message cuts: a longer shape moved its cut further in
     message = _IR_NODE.sub("<IR>", _SHAPE.sub("(shape)", message))

@@ -461,3 +461,13 @@ def test_the_construct_of_any_graph_is_read_its_variadic_inputs_too():
     graph = {"nodes": [{"id": 0, "outputs": [{"dtype": "int32"}]}, {"id": 1, "outputs": [{"dtype": "float32"}]},
                        {"id": 2, "outputs": [{"dtype": "int32"}], "inputs": [[0, 0], [[1, 0]]]}]}
     assert stale_type_carrier(_plan([(2, 2, "global", False)]), graph, [_TMP]) == "global call"
+
+
+def test_a_build_crash_is_never_keyed_on_the_sequence_pass_before_it():
+    from hirfuzz.core.finding import failed_pass_of
+    # a one-pass reduced sequence names the pass of a frameless crash in the passes stage ...
+    assert failed_pass_of({}, ["LambdaLift"], "passes") == "LambdaLift"
+    # ... but a build that fails after it did not fail in it: only the pass the worker saw
+    # raise inside the build names it
+    assert failed_pass_of({}, ["LambdaLift"], "build") is None
+    assert failed_pass_of({"failed_pass": "AlterOpLayout"}, ["LambdaLift"], "build") == "AlterOpLayout"
