@@ -194,6 +194,9 @@ MIXED_PRECISION = "ToMixedPrecision"
 # BroadcastRel's own words for a dtype mismatch, as said and as normalised
 _BROADCAST_MISMATCH = re.compile(r"data types (\w+) and (\w+) do not match in BroadcastRel")
 _CHECKER_MISMATCH = "The Relay type checker is unable to show the following types match. In particular `{}` does not match `{}`"
+# TIR arithmetic's words for one (ToMixedPrecision folds the expressions it makes): the
+# dtypes as a signature has them
+_ARITH_MISMATCH = re.compile(r"Check failed: x->dtype == y->dtype \((\w+) vs\. (\w+)\)")
 _FLOATS = ("halfN", "floatN", "bfloatN")
 STALE_FLOAT = "a float type left stale at: "  # a root key's complaint, the construct following
 
@@ -231,6 +234,16 @@ def ill_formed_root(blamed_pass: str, complaint: str, said: str = "", construct:
 def _as_checker_says(text: str) -> str:
     """BroadcastRel's dtype mismatch as Relay's type checker words one."""
     return _BROADCAST_MISMATCH.sub(lambda m: _CHECKER_MISMATCH.format(m[1], m[2]), text or "")
+
+
+def _integer_made_half(message: str) -> str | None:
+    """A crash of ToMixedPrecision in TIR arithmetic between an integer and a 16-bit float, as
+    the type checker would word it (one fault with the integer op given the mixed type as its
+    out_dtype: ill_formed_root), or None for any other message."""
+    found = _ARITH_MISMATCH.search(message)
+    if not found or not any(d.startswith(("int", "uint")) for d in found.group(1, 2)):
+        return None
+    return f"{RELAY_TYPE_ERROR}: " + _CHECKER_MISMATCH.format(*found.group(1, 2))
 
 
 # passes that, run before ToMixedPrecision, change what carries a stale type
@@ -435,6 +448,9 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
         # says of it when the pass's own check let it through; one fault, one key (TVM 0.19
         # ToMixedPrecision's stale type of a global call shows either way)
         return ill_formed_root(failed_pass, message, said, construct)
+    if not frame and stage == "passes" and failed_pass == MIXED_PRECISION and _integer_made_half(message):
+        # the integer fault as TIR arithmetic meets it, while the pass folds what it made
+        return ill_formed_root(failed_pass, _integer_made_half(message), _integer_made_half(said) or said, construct)
     if not frame and stage in ("passes", "build") and failed_pass:
         # no TVM frame says where: the pass that raised does, in the sequence or inside the
         # build (one fault, one key: AlterOpLayout's topk check run by hirfuzz or by relay.build),
