@@ -20,7 +20,8 @@ from .dialects import dialect_info
 # the order a case goes through inside a worker; a reply's "stage" is one of these
 # ("ill_formed_after_pass": a pass returned an ill-formed module; the reply's "blamed_pass"
 # names the first such pass of the sequence; an error in "passes" has "failed_pass", the pass
-# of the sequence that raised)
+# of the sequence that raised, and one in "build" may have it: the pass inside the build that
+# raised)
 STAGES = ("lower", "well_formed", "passes", "ill_formed_after_pass", "build", "run")
 
 # a request's configurations the coordinator already holds replies for (positions in its

@@ -475,9 +475,10 @@ def _lap(t0: float) -> float:
 def _build(dialect, mod, config: dict, cache: "BuildCache | None") -> tuple:
     """(("ok", build) or ("error", error reply), None or where a reused build came from).
     ExecutorCannotTake passes through: it is no build result."""
-    from .dialects.base import ExecutorCannotTake
+    from .dialects.base import BUILD_PASSES, ExecutorCannotTake
     from .protocol import error_reply
     key = None
+    BUILD_PASSES.clear()  # what an earlier build that failed left
     if cache is not None:
         try:
             key = cache.key(mod, config)
@@ -491,7 +492,10 @@ def _build(dialect, mod, config: dict, cache: "BuildCache | None") -> tuple:
     except ExecutorCannotTake:
         raise
     except Exception as exc:  # noqa: BLE001 - data for the oracle
-        result = ("error", error_reply("build", exc, dialect.take_diagnostics()))
+        reply = error_reply("build", exc, dialect.take_diagnostics())
+        if BUILD_PASSES:  # the pass inside the build that raised (dialects.base.build_pass_watcher)
+            reply["failed_pass"] = BUILD_PASSES[-1]
+        result = ("error", reply)
     if cache is not None:
         cache.store(mod, key, result)
     return result, None

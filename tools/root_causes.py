@@ -76,7 +76,7 @@ def current_key(finding: dict, case_json: dict | None = None) -> str:
     case.json) carries the stale type (stale_type_carrier); any other as saved."""
     if finding["kind"] != "crash":
         return saved_key(finding)
-    failed_pass = failed_pass_of(finding["extra"], finding["extra"].get("pass_names") or [])
+    failed_pass = failed_pass_of(finding["extra"], finding["extra"].get("pass_names") or [], finding.get("stage", "passes"))
     construct = ""
     if case_json is not None:
         construct = stale_type_carrier(case_json.get("lowering"), case_json.get("graph"),

@@ -371,7 +371,7 @@ class Reduction:
             reduced = "reduce_graph" in state.stats and "kept_unreduced" not in state.finding.extra.get("reduction", {})
             signature = state.reduced_signature or (signature if reduced else None)
         passes = state.case.configs[-1].get("passes") or []
-        failed_pass = failed_pass_of(state.finding.extra, [step["name"] for step in passes])
+        failed_pass = failed_pass_of(state.finding.extra, [step["name"] for step in passes], state.finding.stage)
         construct = stale_type_carrier(state.case.lowering, state.case.graph.to_json(), passes)
         return (root_key(signature, _PREFIXES, failed_pass, state.finding.detail, state.finding.message, construct)
                 if signature else None)

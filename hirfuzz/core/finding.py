@@ -194,6 +194,9 @@ MIXED_PRECISION = "ToMixedPrecision"
 # BroadcastRel's own words for a dtype mismatch, as said and as normalised
 _BROADCAST_MISMATCH = re.compile(r"data types (\w+) and (\w+) do not match in BroadcastRel")
 _CHECKER_MISMATCH = "The Relay type checker is unable to show the following types match. In particular `{}` does not match `{}`"
+# TIR arithmetic's words for one (ToMixedPrecision folds the expressions it makes): the
+# dtypes as a signature has them
+_ARITH_MISMATCH = re.compile(r"Check failed: x->dtype == y->dtype \((\w+) vs\. (\w+)\)")
 _FLOATS = ("halfN", "floatN", "bfloatN")
 STALE_FLOAT = "a float type left stale at: "  # a root key's complaint, the construct following
 
@@ -231,6 +234,16 @@ def ill_formed_root(blamed_pass: str, complaint: str, said: str = "", construct:
 def _as_checker_says(text: str) -> str:
     """BroadcastRel's dtype mismatch as Relay's type checker words one."""
     return _BROADCAST_MISMATCH.sub(lambda m: _CHECKER_MISMATCH.format(m[1], m[2]), text or "")
+
+
+def _integer_made_half(message: str) -> str | None:
+    """A crash of ToMixedPrecision in TIR arithmetic between an integer and a 16-bit float, as
+    the type checker would word it (one fault with the integer op given the mixed type as its
+    out_dtype: ill_formed_root), or None for any other message."""
+    found = _ARITH_MISMATCH.search(message)
+    if not found or not any(d.startswith(("int", "uint")) for d in found.group(1, 2)):
+        return None
+    return f"{RELAY_TYPE_ERROR}: " + _CHECKER_MISMATCH.format(*found.group(1, 2))
 
 
 # passes that, run before ToMixedPrecision, change what carries a stale type
@@ -376,11 +389,13 @@ def death_root_key(signal: str, log: str) -> str | None:
     return f"{ROOT}|crash|{signal}|{where}|{what[:ROOT_MESSAGE]}"
 
 
-def failed_pass_of(extra: dict, pass_names: list[str]) -> str | None:
-    """The pass a crash's root key names where no TVM frame places it: the pass of the
-    sequence that raised, as the worker said (extra "failed_pass"), else the one pass of a
-    reduced sequence that holds one."""
-    return extra.get("failed_pass") or (pass_names[0] if len(pass_names) == 1 else None)
+def failed_pass_of(extra: dict, pass_names: list[str], stage: str = "passes") -> str | None:
+    """The pass a crash's root key names where no TVM frame places it: the pass that raised,
+    as the worker said (extra "failed_pass": of the sequence, or inside the build), else, in
+    the passes stage, the one pass of a reduced sequence that holds one."""
+    if extra.get("failed_pass"):
+        return extra["failed_pass"]
+    return pass_names[0] if stage == "passes" and len(pass_names) == 1 else None
 
 
 def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None = None,
@@ -433,9 +448,14 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
         # says of it when the pass's own check let it through; one fault, one key (TVM 0.19
         # ToMixedPrecision's stale type of a global call shows either way)
         return ill_formed_root(failed_pass, message, said, construct)
-    if not frame and stage == "passes" and failed_pass:
-        # no TVM frame says where: the pass that raised does, and a type mismatch is keyed
-        # as an ill-formed output's is (one fault at two ranks, or after another pass, is one key)
+    if not frame and stage == "passes" and failed_pass == MIXED_PRECISION and _integer_made_half(message):
+        # the integer fault as TIR arithmetic meets it, while the pass folds what it made
+        return ill_formed_root(failed_pass, _integer_made_half(message), _integer_made_half(said) or said, construct)
+    if not frame and stage in ("passes", "build") and failed_pass:
+        # no TVM frame says where: the pass that raised does, in the sequence or inside the
+        # build (one fault, one key: AlterOpLayout's topk check run by hirfuzz or by relay.build),
+        # and a type mismatch is keyed as an ill-formed output's is (one fault at two ranks, or
+        # after another pass, is one key)
         where, message = f"pass:{failed_pass}", _dtype_complaint(message, said)
     # cut shorter than normalize_message cuts: a longer shape moved its cut further in
     message = _IR_NODE.sub("<IR>", _SHAPE.sub("(shape)", message))

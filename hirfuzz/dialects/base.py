@@ -158,6 +158,32 @@ class IllFormedAfterPass(Exception):
         self.inner_passes = inner_passes or []  # innermost_failing: the pass within it to blame, last
 
 
+# the passes the build in progress is running, outermost first, as a pass instrument sees them
+# (build_pass_watcher): a pass that raises leaves itself, and those it runs within, here
+BUILD_PASSES: list[str] = []
+
+
+def build_pass_watcher():
+    """A pass instrument for a build's PassContext that keeps BUILD_PASSES, so that a build
+    that raises with no TVM frame to say where (TVM 0.19's checks print none) is keyed on the
+    pass inside it that raised (worker._build: the reply's "failed_pass"), as a crash in a pass
+    of the sequence is. Imports TVM: call it in a worker."""
+    from tvm.ir.instrument import pass_instrument
+
+    @pass_instrument
+    class WatchBuildPasses:
+        def enter_pass_ctx(self):
+            BUILD_PASSES.clear()
+
+        def run_before_pass(self, mod, info):
+            BUILD_PASSES.append(info.name)
+
+        def run_after_pass(self, mod, info):
+            if BUILD_PASSES:
+                BUILD_PASSES.pop()
+    return WatchBuildPasses()
+
+
 # the attribute of an exception a pass raised that names the passes within it that raise alike
 INNER_PASSES = "hirfuzz_inner_passes"
 

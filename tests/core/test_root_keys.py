@@ -461,3 +461,33 @@ def test_the_construct_of_any_graph_is_read_its_variadic_inputs_too():
     graph = {"nodes": [{"id": 0, "outputs": [{"dtype": "int32"}]}, {"id": 1, "outputs": [{"dtype": "float32"}]},
                        {"id": 2, "outputs": [{"dtype": "int32"}], "inputs": [[0, 0], [[1, 0]]]}]}
     assert stale_type_carrier(_plan([(2, 2, "global", False)]), graph, [_TMP]) == "global call"
+
+
+def test_a_build_crash_is_never_keyed_on_the_sequence_pass_before_it():
+    from hirfuzz.core.finding import failed_pass_of
+    # a one-pass reduced sequence names the pass of a frameless crash in the passes stage ...
+    assert failed_pass_of({}, ["LambdaLift"], "passes") == "LambdaLift"
+    # ... but a build that fails after it did not fail in it: only the pass the worker saw
+    # raise inside the build names it
+    assert failed_pass_of({}, ["LambdaLift"], "build") is None
+    assert failed_pass_of({"failed_pass": "AlterOpLayout"}, ["LambdaLift"], "build") == "AlterOpLayout"
+
+
+def test_tvm_0_19_to_mixed_precision_s_integer_fault_met_by_tir_arithmetic_is_the_same_key():
+    # bench19 relay-now 0017 (a uint32 batch_matmul made bfloat16, met by arithmetic as the
+    # pass folds) and 0013 (an int64 conv1d made bfloat16, left for the type checker)
+    crashed = root_key("pass-order|crash|passes|InternalError||Check failed: x->dtype == y->dtype (bfloatN vs. uintN) : "
+                       "x and y must have the same dtype: bfloatN vs uintN", _PREFIXES, "ToMixedPrecision",
+                       said="after ToMixedPrecision(...): InternalError: Check failed: x->dtype == y->dtype "
+                            "(bfloat16 vs. uint32) : x and y must have the same dtype: bfloat16 vs uint32")
+    ill_formed = root_key("pass-order|ill-formed|ToMixedPrecision|DiagnosticError: The Relay type checker is unable to "
+                          "show the following types match. In particular `Tensor[(N, N, N), bfloatN]` does not match "
+                          "`Tensor[(N, N, N), intN]`", _PREFIXES,
+                          said="ToMixedPrecision left an ill-formed module: DiagnosticError: The Relay type checker is "
+                               "unable to show the following types match. In particular `Tensor[(1, 1, 9), bfloat16]` "
+                               "does not match `Tensor[(1, 1, 9), int64]`")
+    assert crashed == ill_formed, (crashed, ill_formed)
+    # two floats met so are no integer fault: keyed as any frameless crash of the pass
+    floats = root_key("pass-order|crash|passes|InternalError||Check failed: x->dtype == y->dtype (halfN vs. floatN) : "
+                      "x and y must have the same dtype", _PREFIXES, "ToMixedPrecision")
+    assert floats.startswith("root|crash|InternalError|pass:ToMixedPrecision|"), floats

@@ -8,6 +8,7 @@ from tvm import relax
 
 from ...core.targets import target_kind
 from ...protocol import GRADIENT, make_config
+from ..base import build_pass_watcher
 from . import TARGET_DEFAULT_PIPELINE
 
 
@@ -20,7 +21,7 @@ def build_module(mod, config: dict | None = None):
     """relax.build under the configuration (stage 'build')."""
     config = config or make_config()
     target = tvm.target.Target(config["target"])
-    with tvm.transform.PassContext(opt_level=config["opt_level"]):
+    with tvm.transform.PassContext(opt_level=config["opt_level"], instruments=[build_pass_watcher()]):
         return relax.build(mod, target=target, relax_pipeline=relax_pipeline(config, target),
                            exec_mode=config["exec_mode"])
 

@@ -16,7 +16,7 @@ from tvm import relay
 from tvm.contrib import graph_executor
 
 from ...core.targets import target_kind
-from ..base import ExecutorCannotTake
+from ..base import ExecutorCannotTake, build_pass_watcher
 
 GRAPH_ONLY = ("build", "graph")   # executors that take a dataflow main only
 
@@ -67,7 +67,7 @@ def build(mod: tvm.IRModule, config: dict) -> Built:
             raise ExecutorCannotTake(f"the {kind} executor takes a dataflow main only; this module has "
                                      f"{', '.join(features)}")
     dev = device_for(config)
-    with tvm.transform.PassContext(opt_level=config["opt_level"]):
+    with tvm.transform.PassContext(opt_level=config["opt_level"], instruments=[build_pass_watcher()]):
         if kind == "build":
             lib = relay.build(mod, target=tvm.target.Target(config["target"]))
             return Built(kind, lib, tuple(p.name_hint for p in mod["main"].params))
