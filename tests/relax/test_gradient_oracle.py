@@ -140,12 +140,12 @@ def test_a_gradient_finding_s_construct_is_avoided_in_gradient_cases_alone():
     assert avoided_in(avoid, gradient=False) == frozenset()
 
 
-def test_relay_offers_gradients_but_draws_none_by_default():
-    """Relay has an autodiff hirfuzz knows (tests/relay/test_relay_gradient_oracle.py), off
-    unless --gradients asks for it (settings.py says why)."""
+def test_relay_offers_gradients():
+    """Relay has an autodiff hirfuzz knows (tests/relay/test_relay_gradient_oracle.py), on by
+    default (settings.py says why)."""
     from hirfuzz.campaign.settings import defaults_for
     assert dialect_info("relay").gradient_support() is not None
-    assert defaults_for("relay").gradients == 0.0
+    assert defaults_for("relay").gradients == 0.2
 
 
 def test_a_worker_dying_in_the_gradient_configuration_is_the_gradient_oracle_s(specs):
