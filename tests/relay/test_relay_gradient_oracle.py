@@ -109,3 +109,21 @@ def test_take_along_a_negative_axis_is_a_gradient_finding_and_its_repro_reproduc
     assert "x1's gradient differs from finite differences" in finding.message
     assert reproduced(relay_campaign, case, finding, tmp_path)
     assert "FirstOrderGradient" in (tmp_path / REPRO).read_text()
+
+
+def test_the_loss_sums_a_narrow_result_in_the_loss_dtype(relay_campaign):
+    """The reference sums each float result in float64: the loss program casts a float16
+    result to float64 before summing it (a float16 sum rounds and overflows)."""
+    campaign, worker = relay_campaign
+    graph = Graph.from_json({"format": 1, "nodes": [
+        {"id": 0, "kind": "var", "outputs": [{"shape": [4], "dtype": "float16"}]},
+        {"id": 1, "kind": "op", "op": "negative", "dtype": "float16", "inputs": [[0, 0]], "attrs": {},
+         "outputs": [{"shape": [4], "dtype": "float16"}]}]})
+    case = campaign.maker.make_case(0, graph=graph, lowering={},
+                                    configs=[ORACLES[Oracle.GRADIENT].config(campaign.maker)])
+    reply = worker.run_one({"kind": "render", "graph": graph.to_json(), "calls": case.request["calls"],
+                            "module": 0, "plain": False, GRADIENT: "float64"}, 120)
+    assert reply["status"] == "ok", reply
+    body = reply["script"].split("{", 1)[1]
+    assert body.index('cast(') < body.index("sum("), reply["script"]
+    assert "-> float64" in reply["script"]

@@ -237,8 +237,9 @@ def _through_tuple(items: list) -> list:
 
 def lower_loss(graph: Graph, calls: dict, loss_dtype: str) -> tvm.IRModule:
     """`main` in graph form, as FirstOrderGradient takes it (no let, If, closure or global
-    call): the graph's ops, then the sum of every float result (each summed, cast to
-    `loss_dtype`, added), returned as a scalar; type-inferred."""
+    call): the graph's ops, then the sum of every float result (each cast to `loss_dtype`,
+    summed, added), returned as a scalar; type-inferred. Cast before summing, as the reference
+    sums in float64: a float16 sum would round and overflow where the reference's does not."""
     from ...core.gradients import float_results
     params = {Ref(n.id): relay.var(f"x{n.id}", tensor_type(n.type)) for n in graph.variables}
     exprs = dict(params)
@@ -259,9 +260,10 @@ def lower_loss(graph: Graph, calls: dict, loss_dtype: str) -> tvm.IRModule:
             exprs[Ref(node.id, i)] = relay.TupleGetItem(call, i)
     loss = None
     for ref in float_results(graph):
-        term = relay.sum(value(ref))
+        term = value(ref)
         if graph.type_of(ref).dtype != loss_dtype:
             term = relay.cast(term, loss_dtype)
+        term = relay.sum(term)
         loss = term if loss is None else relay.add(loss, term)
     module = tvm.IRModule()
     module["main"] = relay.Function(list(params.values()), loss, relay.TensorType([], loss_dtype))
