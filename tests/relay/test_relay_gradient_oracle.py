@@ -127,3 +127,14 @@ def test_the_loss_sums_a_narrow_result_in_the_loss_dtype(relay_campaign):
     body = reply["script"].split("{", 1)[1]
     assert body.index('cast(') < body.index("sum("), reply["script"]
     assert "-> float64" in reply["script"]
+
+
+def test_a_dilated_conv2d_is_outside_the_gradient_s_contract():
+    """conv2d_grad emits a dilated conv2d_transpose, which TVM 0.19's x86 strategy refuses
+    ("not support dilate now"): such a graph gets no gradient configuration."""
+    from hirfuzz.dialects.relay.gradients import outside_contract
+    conv = {"groups": 1, "out_channels": 1, "kh": 1, "kw": 1, "sh": 1, "sw": 1, "pt": 0, "pl": 0, "pb": 0, "pr": 0}
+    graph = lambda dw: graph_of(var(0, [1, 1, 3, 3]), var(1, [1, 1, 1, 1]),  # noqa: E731
+                                op(2, "nn.conv2d", [[0, 0], [1, 0]], [1, 1, 3, 3], {**conv, "dh": 1, "dw": dw}))
+    assert "dilation" in outside_contract(graph(2))
+    assert outside_contract(graph(1)) is None

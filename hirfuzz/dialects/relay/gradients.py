@@ -39,4 +39,8 @@ def outside_contract(graph: Graph) -> str | None:
             return "take with indices of rank > 1: take_grad raises (\"only supports scalar or 1D indices\")"
         if node.op == "strided_slice" and node.attrs.get("axes") is not None:
             return "strided_slice with axes: its gradient asserts they are absent (\"not yet supported\")"
+        if node.op == "nn.conv2d" and (node.attrs.get("dh", 1), node.attrs.get("dw", 1)) != (1, 1):
+            # conv2d_grad's backward is a dilated conv2d_transpose, whose x86 strategy asserts
+            # "not support dilate now": on llvm the gradient cannot build, by TVM's own word
+            return "nn.conv2d with a dilation: its backward conv2d_transpose does not support one on llvm"
     return None
