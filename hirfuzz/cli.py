@@ -159,8 +159,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gradients", type=_share, default=UNSET, metavar="SHARE",
                    help="the share of cases drawn as gradient cases: a graph of the ops the IR's autodiff "
                         "differentiates, its float results summed to a loss, differentiated, built and run, each "
-                        "gradient compared with finite differences of the NumPy reference (the gradient oracle; "
-                        f"Relax only; 0: none; {_per_ir('gradients')})")
+                        "gradient compared with finite differences of the NumPy reference (the gradient oracle: "
+                        f"Relax's Gradient, Relay's FirstOrderGradient; 0: none; {_per_ir('gradients')})")
     p.add_argument("--max-passes", type=_positive_int, metavar="N",
                    help=f"passes a drawn pass sequence holds at most ({_per_ir('max_passes')})")
     p.add_argument("--no-coverage", action="store_true",
@@ -301,8 +301,8 @@ def run(argv=None) -> int:
             raise HirfuzzError("--dtypes: no selected op accepts any of these data types")
     gradients = _given(args.gradients, defaults.gradients)
     if gradients > 0 and info.gradients is None:
-        raise HirfuzzError(f"--gradients: hirfuzz knows no autodiff of {args.dialect}'s TVM (Relax has one); "
-                           f"give --gradients 0 or leave it out")
+        raise HirfuzzError(f"--gradients: hirfuzz knows no autodiff of {args.dialect}'s TVM "
+                           f"(Relax and Relay have one); give --gradients 0 or leave it out")
     targets = _check_targets(args.target)
     if args.ray is not None:
         import_ray()  # a missing extra is said now, before anything starts

@@ -316,8 +316,11 @@ def _first_line(exc: BaseException) -> str:
 
 def render_case(request: dict, dialect) -> dict:
     """The text of the module a configuration builds (for reproducers); never raises."""
-    from .protocol import encode_array, error_reply
+    from .protocol import GRADIENT, encode_array, error_reply
     try:
+        if request.get(GRADIENT):  # a gradient configuration's own program: the loss
+            text, consts = dialect.render(dialect.lower_loss(request, request[GRADIENT]))
+            return {"status": "ok", "script": text, "consts": [encode_array(c) for c in consts]}
         mod = dialect.lower({**request, "plan": None} if request.get("plain") else request)
         if request.get("module", 0) == 1:
             mutation = request["mutation"]

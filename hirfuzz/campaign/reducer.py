@@ -35,7 +35,7 @@ from .report import bug_report
 from .sandbox import Worker, WorkerError
 from .target_independence import judge_target
 from ..core.finding import Finding, failed_pass_of, root_key, short_id, stale_type_carrier
-from ..protocol import decode_array, describe_config
+from ..protocol import GRADIENT, decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
 from .reduction_budget import FindingBudget, ReductionShare
 from .reduction_host import ReductionHost
@@ -616,6 +616,7 @@ class Reduction:
         before its passes, with its constants apart: {"script", "consts"}, or {"error"}."""
         request = {"kind": "render", "graph": case.graph.to_json(), "calls": case.request["calls"],
                    "module": config.get("module", 0), "plain": bool(config.get("plain")),
+                   GRADIENT: config.get(GRADIENT),
                    **case.lowering}
         try:
             reply = self.worker.run_one(request, self.s.timeout_s)

@@ -102,8 +102,10 @@ class FindingScripts:
         writer = self.info.reproducer_writer()
         if config.get(GRADIENT):  # its own program, and one script: the harness, with the gradients to expect
             expected = gradient_expectation(case, self.specs) if finding.kind == "wrong-result" else None
+            # a dialect that cannot write its loss program itself is given the worker's text of it
+            script = None if self.info.writes_plain_modules else self.module_script(case, config)
             harness = writer.render_gradient(case.graph, self.specs, finding, config, case.inputs, case.runnable,
-                                             expected, self.tvm_version())
+                                             expected, self.tvm_version(), module_script=script)
             return finding_files(finding, self.case_json(case), harness, None, log)
         expected = expected_for(case, config, self.specs) if finding.kind == "wrong-result" else None
         script = self.module_script(case, config)

@@ -118,10 +118,11 @@ class ReproducerWriter(ABC):
         writer lowers `graph` itself where it is None."""
 
     def render_gradient(self, graph, specs, finding, config: dict, inputs: list[np.ndarray], run: bool,
-                        expected: dict | None, tvm_version: str | None) -> str:
+                        expected: dict | None, tvm_version: str | None, module_script: dict | None = None) -> str:
         """repro.py of a gradient finding (the gradient oracle's): a harness with marks that
         differentiates the loss program, builds and runs it, and checks the loss and the
-        gradients against `expected`; only a dialect with autodiff writes one."""
+        gradients against `expected`; only a dialect with autodiff writes one. `module_script`:
+        the worker's text of the loss program, for a dialect that does not write it itself."""
         raise NotImplementedError(f"{type(self).__name__} writes no gradient reproducer")
 
     @abstractmethod

@@ -5,7 +5,6 @@ alone as the campaign's verify step runs it."""
 import numpy as np
 import pytest
 
-from conftest import run_hirfuzz
 from hirfuzz.campaign.avoidance import AvoidanceSchedule, construct_of
 from hirfuzz.campaign.cases import avoided_in
 from hirfuzz.campaign.judge import Judge, Status
@@ -141,10 +140,12 @@ def test_a_gradient_finding_s_construct_is_avoided_in_gradient_cases_alone():
     assert avoided_in(avoid, gradient=False) == frozenset()
 
 
-def test_relay_campaigns_refuse_gradients():
-    proc = run_hirfuzz("--ir", "relay", "--gradients", "0.2", "--iterations", "1", timeout=120)
-    assert proc.returncode != 0
-    assert "--gradients" in proc.stderr and "relay" in proc.stderr
+def test_relay_offers_gradients():
+    """Relay has an autodiff hirfuzz knows (tests/relay/test_relay_gradient_oracle.py), on by
+    default (settings.py says why)."""
+    from hirfuzz.campaign.settings import defaults_for
+    assert dialect_info("relay").gradient_support() is not None
+    assert defaults_for("relay").gradients == 0.2
 
 
 def test_a_worker_dying_in_the_gradient_configuration_is_the_gradient_oracle_s(specs):

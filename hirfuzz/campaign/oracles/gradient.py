@@ -4,9 +4,10 @@ differences of the NumPy reference.
 A gradient case's graph is drawn from the ops the dialect's autodiff differentiates, at
 float64 (campaign.cases). Its configuration (protocol.GRADIENT) has the worker lower the
 graph's float results summed to a scalar loss, differentiate `main` with respect to its float
-parameters (Relax's `relax.transform.Gradient`, the "passes" stage, as pass "Gradient"),
-build it on llvm and run `main_adjoint`; the reply's outputs are the loss, then each float
-parameter's gradient.
+parameters (the "passes" stage, as pass "Gradient": Relax's `relax.transform.Gradient`, then
+`main_adjoint` is run; Relay's `FirstOrderGradient` on the VM, dialects/relay/passes.py),
+build it on llvm and run it; the reply's outputs are the loss, then each float parameter's
+gradient.
 
 What it finds: a crash in the autodiff, build or run (keyed as any crash, after "gradient|");
 a loss that differs from the reference's; a gradient whose shape is not its parameter's; a
@@ -58,7 +59,7 @@ class GradientOracle(OracleDefinition):
         """The loss, then each float variable's gradient: its shape, then its values."""
         variables = float_variables(case.graph)
         if len(outputs) != 1 + len(variables):
-            return [Mismatch(-1, f"main_adjoint returned {len(outputs)} tensors, expected the loss and "
+            return [Mismatch(-1, f"the gradient program returned {len(outputs)} tensors, expected the loss and "
                                  f"{len(variables)} gradients")]
         expected = expected_gradients(case.graph, case.inputs, specs)
         rtol, atol = GRAD[expected["precision"]]

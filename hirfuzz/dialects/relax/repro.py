@@ -288,7 +288,7 @@ if __name__ == "__main__":
 
 
 def render_gradient(graph: Graph, specs, finding: Finding, config: dict, inputs: list[np.ndarray], run: bool,
-                    expected: dict | None, tvm_version: str | None) -> str:
+                    expected: dict | None, tvm_version: str | None, module_script: dict | None = None) -> str:
     """repro.py of a gradient finding: the loss program (main's float results summed),
     relax.transform.Gradient with respect to its float parameters, built and main_adjoint
     run; for a wrong result, the loss and each gradient checked against the reference's

@@ -66,4 +66,6 @@ INFO = DialectInfo(name="relay", tvm="TVM 0.19 (python -m hirfuzz setup relay)",
                    # Relay's VM compiles at opt_level 0 only programs already in A-normal form
                    # ("Calls out of a let block are not supported ... set opt_level >= 1")
                    pass_opt_levels=(1, 2, 3),
-                   composite_prefix="hirfuzz.", environment="relay", failure_aliases=(UNRENDERED_DIAGNOSTIC,))
+                   composite_prefix="hirfuzz.", environment="relay", failure_aliases=(UNRENDERED_DIAGNOSTIC,),
+                   # FirstOrderGradient (the gradient oracle; its default share: settings.py)
+                   gradients="hirfuzz.dialects.relay.gradients")

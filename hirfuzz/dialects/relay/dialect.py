@@ -11,9 +11,11 @@ from tvm import relay
 
 from ...core.graph import Graph
 from ...core.plan import LoweringPlan
-from ..base import Dialect, installation_of
+from ...core.gradients import float_results, float_variables
+from ...protocol import GRADIENT
+from ..base import Dialect, ExecutorCannotTake, installation_of
 from .executors import build, load, run
-from .lower import lower_graph
+from .lower import lower_graph, lower_loss
 from .ops import relay_op
 from .violate import apply_violation
 
@@ -79,6 +81,12 @@ class RelayDialect(Dialect):
             mod = apply_violation(mod, request["violation"], relay_op)
         return mod
 
+    def lower_loss(self, request: dict, loss_dtype: str):
+        graph = Graph.from_json(request["graph"])
+        if not float_results(graph) or not float_variables(graph):
+            raise ExecutorCannotTake("no float result or no float variable: nothing to differentiate")
+        return lower_loss(graph, request["calls"], loss_dtype)
+
     def check_well_formed(self, module) -> None:
         # type inference is Relay's check that a program is valid; lowering ran it, and a
         # module that stops type-checking raises here
@@ -89,6 +97,9 @@ class RelayDialect(Dialect):
         return mutate(module, np.random.default_rng(seed), count, traits, structural_only=structural_only)
 
     def apply_passes(self, module, config: dict):
+        if config.get(GRADIENT):  # the gradient configuration's one pass: FirstOrderGradient
+            from .passes import differentiate
+            return differentiate(module)
         if not config.get("passes"):
             return module
         from .passes import apply_passes

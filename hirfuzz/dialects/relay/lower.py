@@ -233,3 +233,38 @@ def _through_tuple(items: list) -> list:
     packed = relay.Tuple(flat)
     parts = iter([relay.TupleGetItem(packed, i) for i in range(len(flat))])
     return [[next(parts) for _ in item] if isinstance(item, list) else next(parts) for item in items]
+
+
+def lower_loss(graph: Graph, calls: dict, loss_dtype: str) -> tvm.IRModule:
+    """`main` in graph form, as FirstOrderGradient takes it (no let, If, closure or global
+    call): the graph's ops, then the sum of every float result (each cast to `loss_dtype`,
+    summed, added), returned as a scalar; type-inferred. Cast before summing, as the reference
+    sums in float64: a float16 sum would round and overflow where the reference's does not."""
+    from ...core.gradients import float_results
+    params = {Ref(n.id): relay.var(f"x{n.id}", tensor_type(n.type)) for n in graph.variables}
+    exprs = dict(params)
+
+    def value(ref: Ref) -> relay.Expr:
+        node = graph.nodes[ref.node]
+        return constant(node.value, node.type.dtype) if node.kind == "const" else exprs[ref]
+    for node in graph.operators:
+        record = calls[str(node.id)]
+        items = [[value(r) for r in item] if isinstance(item, list) else value(item) for item in node.inputs]
+        types = [[tensor_type(graph.type_of(r)) for r in item] if isinstance(item, list)
+                 else tensor_type(graph.type_of(item)) for item in node.inputs]
+        call = op_call(record, items, types)
+        if not record["multi_output"]:
+            exprs[Ref(node.id)] = call
+            continue
+        for i in range(len(node.outputs)):  # the one call, shared: graph form, no let
+            exprs[Ref(node.id, i)] = relay.TupleGetItem(call, i)
+    loss = None
+    for ref in float_results(graph):
+        term = value(ref)
+        if graph.type_of(ref).dtype != loss_dtype:
+            term = relay.cast(term, loss_dtype)
+        term = relay.sum(term)
+        loss = term if loss is None else relay.add(loss, term)
+    module = tvm.IRModule()
+    module["main"] = relay.Function(list(params.values()), loss, relay.TensorType([], loss_dtype))
+    return relay.transform.InferType()(module)

@@ -81,3 +81,31 @@ def apply_passes(mod, config: dict):
         except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding
             raise IllFormedAfterPass(step["name"], exc) from exc
     return mod
+
+
+def loss_and_float_gradients(mod):
+    """FirstOrderGradient of `main` (the loss program), its result made the loss, then the
+    gradient of each float parameter: the pass returns (loss, (every parameter's gradient)),
+    integer parameters' too."""
+    mod = relay.transform.FirstOrderGradient()(mod)
+    main = mod["main"]
+    floats = [i for i, p in enumerate(main.params) if p.checked_type.dtype in ("float16", "float32", "float64")]
+    result = relay.var("result")
+    picked = relay.Tuple([relay.TupleGetItem(result, 0)]
+                         + [relay.TupleGetItem(relay.TupleGetItem(result, 1), i) for i in floats])
+    return relay.transform.InferType()(tvm.IRModule.from_expr(
+        relay.Function(main.params, relay.Let(result, main.body, picked))))
+
+
+def differentiate(mod):
+    """The gradient oracle's one pass (protocol.GRADIENT): `loss_and_float_gradients`, its
+    output checked as any pass's."""
+    from ...protocol import GRADIENT_PASS
+    from ..base import IllFormedAfterPass
+    TRAIL.at(Stage.PASSES, GRADIENT_PASS)
+    mod = loss_and_float_gradients(mod)
+    try:
+        check_well_formed(mod)
+    except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding
+        raise IllFormedAfterPass(GRADIENT_PASS, exc) from exc
+    return mod

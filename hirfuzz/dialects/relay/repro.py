@@ -289,10 +289,112 @@ def render_violation_short(finding: Finding, config: dict, call: ViolatingCall, 
     return finish_short(finding, call, imports, body)
 
 
+# --- a gradient finding's reproducer (the gradient oracle: campaign/oracles/gradient.py) --------
+
+_GRADIENT_MAIN = """
+
+def differs(outputs):
+    \"\"\"What differs of the outputs (the loss, then each float parameter's gradient) from the
+    reference's loss and finite differences, judged where SMOOTH.\"\"\"
+    if len(outputs) != 1 + len(EXPECTED):
+        return f"the gradient program returned {{len(outputs)}} tensors, expected {{1 + len(EXPECTED)}}"
+    loss = float(outputs[0])
+    if not np.isclose(loss, EXPECTED_LOSS, rtol=LOSS_RTOL, atol=LOSS_ATOL):
+        return f"the loss is {{loss!r}}, the reference's {{EXPECTED_LOSS!r}}"
+    for got, (name, want, smooth, rtol, atol) in zip(outputs[1:], EXPECTED):
+        if got.shape != want.shape:
+            return f"{{name}}'s gradient has shape {{list(got.shape)}}, its parameter {{list(want.shape)}}"
+        judged = smooth & np.isfinite(got)
+        wrong = judged & ~(np.abs(got - want) <= atol + rtol * np.abs(want))
+        if wrong.any():
+            index = tuple(int(i) for i in np.argwhere(wrong)[0])
+            return (f"{{name}}'s gradient differs from finite differences at {{int(wrong.sum())}} of "
+                    f"{{int(judged.sum())}} elements judged; first at {{list(index)}}: {{got[index]!r}}, "
+                    f"finite differences {{want[index]!r}}")
+    return None
+
+
+def main():
+    stage = "lower"
+    try:
+        mod = tvm.relay.parse(MODULE, init_meta_table={{"relay.Constant": [relay.const(c) for c in _c]}} if _c else None)
+        print(mod.astext(show_meta_data=False))
+        stage = "well_formed"
+        mod = relay.transform.InferType()(mod)
+        stage = "passes"
+        mod = loss_and_float_gradients(mod)
+        stage = "ill_formed_after_pass"
+        check_well_formed(mod)
+        stage = "build"
+        run = build(mod)
+        if not RUN:
+            print("{mark} ok")
+            return 0
+        stage = "run"
+        outputs = run(INPUTS)
+    except Exception as exc:
+        print(f"{mark} stage={{stage}} error={{type(exc).__name__}}")
+        raise
+    if EXPECTED is None:
+        print("{mark} ok")
+        return 0
+    said = differs(outputs)
+    if said is None:
+        print("{mark} ok")
+        return 0
+    print(said)
+    print("{mark} mismatch")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+""".format(mark=MARK)
+
+
+def render_gradient(graph: Graph, specs, finding: Finding, config: dict, inputs: list[np.ndarray], run: bool,
+                    expected: dict | None, tvm_version: str | None, module_script: dict | None = None) -> str:
+    """repro.py of a gradient finding: the loss program (main's float results summed, as the
+    worker printed it), FirstOrderGradient, the result narrowed to the loss and the float
+    parameters' gradients (the worker's own code), built and run; for a wrong result, the
+    loss and each gradient checked against the reference's and the finite differences
+    `expected` holds (see the Relax writer's render_gradient), judged where smooth."""
+    lines = [*docstring(finding, config, tvm_version, "TVM 0.19 with Relay (python -m hirfuzz setup relay)"),
+             "import os", "import sys", "", "import numpy as np", "",
+             'os.environ.setdefault("TOPHUB_LOCATION", "NONE")  # building must not download tuning logs',
+             "import tvm  # noqa: E402", "from tvm import relay  # noqa: E402", "",
+             f"TARGET = {target_code(config['target'])}", f"OPT_LEVEL = {config['opt_level']!r}",
+             f"EXECUTOR = {config['kind']!r}", f"RUN = {run!r}", "", "",
+             source_of(HERE / "passes.py", "check_well_formed"), "", "",
+             source_of(HERE / "passes.py", "loss_and_float_gradients"), ""]
+    if module_script is None or "error" in module_script:
+        why = (module_script or {}).get("error", "the worker printed no module")
+        lines += ["", f"raise RuntimeError({('hirfuzz could not print this module: ' + why)!r})", ""]
+    else:
+        lines += ["", f"MODULE = {_text_literal(module_script['script'])}", "",
+                  "_c = [  # the module's tensor constants: meta[relay.Constant][k]",
+                  *[f"    {array_code(c)}," for c in module_script["consts"]], "]", ""]
+    lines += ["INPUTS = [", *[f"    {array_code(a)}," for a in inputs], "]"]
+    if expected is None:
+        lines.append("EXPECTED = None")
+    else:
+        rtol, atol = expected["loss_tolerance"]
+        lines += [f"EXPECTED_LOSS = {expected['loss']!r}  # the NumPy reference's, in float64",
+                  f"LOSS_RTOL, LOSS_ATOL = {rtol!r}, {atol!r}",
+                  "# per float parameter: its name, the gradient central finite differences of the reference give,",
+                  "# where the loss is smooth around each element (only those are judged), rtol, atol",
+                  "EXPECTED = ["]
+        lines += [f"    ({name!r}, {array_code(value)}, {array_code(smooth)}, {g_rtol!r}, {g_atol!r}),"
+                  for name, value, smooth, g_rtol, g_atol in expected["gradients"]]
+        lines.append("]")
+    return "\n".join(lines) + _FLATTEN + _BUILD_WITH_CREATE_EXECUTOR + _GRADIENT_MAIN
+
+
 class RelayReproducerWriter(ReproducerWriter):
     render_reproducer = staticmethod(render_reproducer)
     render_short = staticmethod(render_short)
     render_violation_short = staticmethod(render_violation_short)
+    render_gradient = staticmethod(render_gradient)
 
 
 WRITER = RelayReproducerWriter()

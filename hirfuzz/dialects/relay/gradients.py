@@ -1,0 +1,46 @@
+"""Relay's autodiff, as the coordinator knows it without importing TVM (issue 27): which of
+hirfuzz's Relay ops `relay.transform.FirstOrderGradient` differentiates, and which graphs are
+outside its contract.
+
+FirstOrderGradient's contract (TVM 0.19, src/relay/transforms/first_order_gradient.cc, and
+`relay.transform.gradient(..., mode="first_order")`, which runs it): the module's functions
+hold only variables, constants, tuples, projections, calls of operators and functions in
+graph form (its CheckFeature: no let, If, references, global calls, ADTs), no polymorphism,
+and every operator called registers FPrimalGradient; every parameter's gradient is
+returned. The worker lowers a graph's float results summed to such a `main`
+(lower.lower_loss). The ops' registered gradients (python/tvm/relay/op/_tensor_grad.py) add
+terms of their own, which `outside_contract` names.
+"""
+from __future__ import annotations
+
+from ...core.graph import Graph
+
+# the Relay ops hirfuzz's specs call whose op registers FPrimalGradient in TVM 0.19
+# (tests/relay/test_relay_gradient_oracle.py checks this against TVM's registry). The
+# composites ("hirfuzz.*", several ops) are left out: not every op inside one has a gradient.
+GRADIENT_OPS = frozenset({
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "cast", "clip", "concatenate", "cos", "cosh",
+    "divide", "erf", "exp", "less_equal", "log", "max", "mean", "multiply", "negative", "nn.batch_flatten",
+    "nn.batch_matmul", "nn.bias_add", "nn.conv2d", "nn.dense", "nn.global_avg_pool2d", "nn.log_softmax", "nn.relu",
+    "nn.softmax", "not_equal", "reshape", "sigmoid", "sin", "sinh", "sqrt", "squeeze", "stack", "strided_slice",
+    "subtract", "sum", "take", "tan", "tanh", "transpose", "variance", "where"})
+
+
+def gradient_specs(specs) -> list[str]:
+    """hirfuzz's op specs whose Relay op has a gradient."""
+    return sorted(n for n in specs.names() if specs.ops[n].dialect_op in GRADIENT_OPS)
+
+
+def outside_contract(graph: Graph) -> str | None:
+    """Why FirstOrderGradient may fail on, or differ from the derivative of, this graph by
+    its own documented terms (the ops' gradients in _tensor_grad.py); None where inside."""
+    for node in graph.operators:
+        if node.op == "take" and graph.type_of(node.inputs[1]).rank > 1:
+            return "take with indices of rank > 1: take_grad raises (\"only supports scalar or 1D indices\")"
+        if node.op == "strided_slice" and node.attrs.get("axes") is not None:
+            return "strided_slice with axes: its gradient asserts they are absent (\"not yet supported\")"
+        if node.op == "nn.conv2d" and (node.attrs.get("dh", 1), node.attrs.get("dw", 1)) != (1, 1):
+            # conv2d_grad's backward is a dilated conv2d_transpose, whose x86 strategy asserts
+            # "not support dilate now": on llvm the gradient cannot build, by TVM's own word
+            return "nn.conv2d with a dilation: its backward conv2d_transpose does not support one on llvm"
+    return None

@@ -1,0 +1,140 @@
+"""The gradient oracle on Relay (`--gradients SHARE`, issue 27): a gradient case's
+configuration run by a real Relay worker (TVM 0.19's FirstOrderGradient on the loss program,
+built and run on the VM), judged against finite differences of the NumPy reference, and a
+finding's repro.py run alone as the campaign's verify step runs it."""
+import json
+
+import pytest
+
+from hirfuzz.campaign.coordinator import Campaign, Settings
+from hirfuzz.campaign.judge import Status
+from hirfuzz.campaign.oracles import ORACLES, Oracle
+from hirfuzz.campaign.reproducers import REPRO, FindingScripts
+from hirfuzz.campaign.sandbox import Worker
+from hirfuzz.campaign.verify import check_finding_scripts
+from hirfuzz.core.graph import Graph
+from hirfuzz.core.spec import load_specs
+from hirfuzz.dialects import dialect_info
+from hirfuzz.dialects.relay.gradients import GRADIENT_OPS
+from hirfuzz.protocol import GRADIENT, decode_array
+
+from relay_env import relay_interpreter, run_in_relay
+
+
+def graph_of(*nodes: dict) -> Graph:
+    return Graph.from_json({"format": 1, "nodes": list(nodes)})
+
+
+def var(node_id: int, shape: list, dtype: str = "float64") -> dict:
+    return {"id": node_id, "kind": "var", "outputs": [{"shape": shape, "dtype": dtype}]}
+
+
+def op(node_id: int, name: str, inputs: list, shape: list, attrs: dict | None = None) -> dict:
+    return {"id": node_id, "kind": "op", "op": name, "dtype": "float64", "inputs": inputs,
+            "attrs": attrs or {}, "outputs": [{"shape": shape, "dtype": "float64"}]}
+
+
+@pytest.fixture(scope="module")
+def relay_campaign(tmp_path_factory):
+    """A Relay campaign's case maker and judge, and a Relay worker (TVM 0.19)."""
+    python, env = relay_interpreter()
+    out = tmp_path_factory.mktemp("relaygrad")
+    settings = Settings(out=str(out / "out"), iterations=0, ops=4, dialect="relay", tvm_python=python,
+                        tvm_env=env, seed=0, gradients=0.1)
+    campaign = Campaign(settings, load_specs(dialect="relay"), progress=False)
+    worker = Worker(out / "worker.log", python=python, extra_env=env, dialect="relay")
+    yield campaign, worker
+    worker.close()
+
+
+def judged(relay_campaign, graph: Graph):
+    """Case 0 made again from `graph` under the gradient configuration alone (as a reduction
+    isolates it), run by the Relay worker and judged."""
+    campaign, worker = relay_campaign
+    case = campaign.maker.make_case(0, graph=graph, lowering={},
+                                    configs=[ORACLES[Oracle.GRADIENT].config(campaign.maker)])
+    reply = worker.run_one(case.request, timeout_s=300)
+    return case, reply, campaign.reductions.host.classify(case, reply)
+
+
+def reproduced(relay_campaign, case, finding, folder) -> bool:
+    """The finding's files written as the campaign writes them (the loss program's text
+    rendered by the worker), and its scripts run alone in the Relay environment."""
+    campaign, worker = relay_campaign
+
+    def module_script(case, config):
+        reply = worker.run_one({"kind": "render", "graph": case.graph.to_json(), "calls": case.request["calls"],
+                                "module": 0, "plain": False, GRADIENT: config.get(GRADIENT)}, 120)
+        assert reply["status"] == "ok", reply
+        return {"script": reply["script"], "consts": [decode_array(c) for c in reply["consts"]]}
+    specs = campaign.specs
+    scripts = FindingScripts(dialect_info("relay"), specs, campaign.s, lambda: "0.19.0", module_script=module_script)
+    for name, text in scripts.files(case, finding, "").items():
+        (folder / name).write_text(text)
+    python, env = relay_interpreter()
+    return check_finding_scripts(folder, finding, 300, python=python, extra_env=env, dialect="relay").reproduced
+
+
+# sum(take(x1, x0, axis=-1)): TVM 0.19's take_grad compares each axis with -1 unnormalized,
+# so it never finds the axis and adds every index's gradient to the whole of x1
+TAKE_NEGATIVE_AXIS = graph_of(var(0, [2], "int64"), var(1, [6]),
+                              op(2, "take", [[1, 0], [0, 0]], [2], {"axis": -1, "mode": "fast"}))
+
+
+def test_the_gradient_ops_are_those_tvm_0_19_registers_a_gradient_for():
+    proc = run_in_relay("-c", "import json, tvm; print('OPS ' + json.dumps(sorted(n for n in tvm.ir.Op.list_op_names() "
+                              "if tvm.ir.Op.get(n).get_attr('FPrimalGradient') is not None)))", timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    registered = set(json.loads(proc.stdout.split("OPS ", 1)[1]))
+    specs = load_specs(dialect="relay")
+    called = {specs.ops[n].dialect_op for n in specs.names()}
+    assert GRADIENT_OPS == {n for n in called if not n.startswith("hirfuzz.")} & registered
+
+
+def test_a_right_relay_gradient_is_judged_and_no_finding(relay_campaign):
+    """sum(tanh(dense(x, w))): every element smooth, TVM's gradient right."""
+    graph = graph_of(var(0, [3, 4]), var(1, [2, 4]), op(2, "nn.dense", [[0, 0], [1, 0]], [3, 2]),
+                     op(3, "tanh", [[2, 0]], [3, 2]))
+    case, reply, outcome = judged(relay_campaign, graph)
+    assert reply["status"] == "ok", reply  # differentiated, built and run, not skipped
+    assert ORACLES[Oracle.GRADIENT].not_judged(case, case.configs[0]) is None
+    assert (outcome.status, outcome.finding) == (Status.OK, None)
+
+
+def test_take_along_a_negative_axis_is_a_gradient_finding_and_its_repro_reproduces_alone(relay_campaign, tmp_path):
+    case, reply, outcome = judged(relay_campaign, TAKE_NEGATIVE_AXIS)
+    assert outcome.status is Status.MISMATCH, (reply, outcome)
+    finding = outcome.finding
+    assert (finding.oracle, finding.signature) == ("gradient", "wrong-result|gradient|values|take")
+    assert "x1's gradient differs from finite differences" in finding.message
+    assert reproduced(relay_campaign, case, finding, tmp_path)
+    assert "FirstOrderGradient" in (tmp_path / REPRO).read_text()
+
+
+def test_the_loss_sums_a_narrow_result_in_the_loss_dtype(relay_campaign):
+    """The reference sums each float result in float64: the loss program casts a float16
+    result to float64 before summing it (a float16 sum rounds and overflows)."""
+    campaign, worker = relay_campaign
+    graph = Graph.from_json({"format": 1, "nodes": [
+        {"id": 0, "kind": "var", "outputs": [{"shape": [4], "dtype": "float16"}]},
+        {"id": 1, "kind": "op", "op": "negative", "dtype": "float16", "inputs": [[0, 0]], "attrs": {},
+         "outputs": [{"shape": [4], "dtype": "float16"}]}]})
+    case = campaign.maker.make_case(0, graph=graph, lowering={},
+                                    configs=[ORACLES[Oracle.GRADIENT].config(campaign.maker)])
+    reply = worker.run_one({"kind": "render", "graph": graph.to_json(), "calls": case.request["calls"],
+                            "module": 0, "plain": False, GRADIENT: "float64"}, 120)
+    assert reply["status"] == "ok", reply
+    body = reply["script"].split("{", 1)[1]
+    assert body.index('cast(') < body.index("sum("), reply["script"]
+    assert "-> float64" in reply["script"]
+
+
+def test_a_dilated_conv2d_is_outside_the_gradient_s_contract():
+    """conv2d_grad emits a dilated conv2d_transpose, which TVM 0.19's x86 strategy refuses
+    ("not support dilate now"): such a graph gets no gradient configuration."""
+    from hirfuzz.dialects.relay.gradients import outside_contract
+    conv = {"groups": 1, "out_channels": 1, "kh": 1, "kw": 1, "sh": 1, "sw": 1, "pt": 0, "pl": 0, "pb": 0, "pr": 0}
+    graph = lambda dw: graph_of(var(0, [1, 1, 3, 3]), var(1, [1, 1, 1, 1]),  # noqa: E731
+                                op(2, "nn.conv2d", [[0, 0], [1, 0]], [1, 1, 3, 3], {**conv, "dh": 1, "dw": dw}))
+    assert "dilation" in outside_contract(graph(2))
+    assert outside_contract(graph(1)) is None
