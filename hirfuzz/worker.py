@@ -398,7 +398,7 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
     # too ("During handling of the above exception"), whose TVM frames would key it
     if reply["stage"] in ("passes", ILL_FORMED_STAGE):
         t0 = time.perf_counter()
-        reply[PAST_FAILURES] = failures_past(dialect, _made_anew(dialect, mod, anew), config, failed_at)
+        reply[PAST_FAILURES] = failures_past(dialect, lambda: _made_anew(dialect, mod, anew), config, failed_at)
         stages["passes_past"] = _lap(t0)
     reply["timings"] = timings
     reply["stages"] = stages
@@ -440,11 +440,12 @@ def failure_reply(dialect, stage: str, exc: BaseException) -> dict:
 MOST_PAST = 3
 
 
-def failures_past(dialect, mod, config: dict, failed: int | None) -> list[dict]:
+def failures_past(dialect, module: Callable, config: dict, failed: int | None) -> list[dict]:
     """The failures a failed pass of the configuration's sequence (at position `failed`) hid:
     the sequence run again check-only without it, then without the next pass that fails as
     well, and so on (MOST_PAST at most), each failure's reply saying which positions it ran
-    without (protocol.without_passes). The first failure may be a bug the campaign has
+    without (protocol.without_passes); each run on `module()`, the program made anew, as a
+    failing pass may change the module it is given (execute_case). The first failure may be a bug the campaign has
     filed already; the judge then looks here for one it has not (judge.Judge.classify).
     The breadcrumbs say which passes are left out, so a death on the way is pinned to the
     sequence that died."""
@@ -459,7 +460,7 @@ def failures_past(dialect, mod, config: dict, failed: int | None) -> list[dict]:
             TRAIL.dropped = tuple(sorted(dropped))
             TRAIL.pass_position = None
             try:
-                dialect.apply_passes(mod, without_passes(config, dropped))
+                dialect.apply_passes(module(), without_passes(config, dropped))
                 break
             except Exception as exc:  # noqa: BLE001 - every failure is data for the oracle
                 found.append({**failure_reply(dialect, "passes", exc), PAST_DROPPED: sorted(dropped)})

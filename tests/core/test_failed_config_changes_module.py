@@ -45,10 +45,12 @@ def check_only(*names: str) -> dict:
 
 def test_configurations_after_a_failed_one_and_the_failures_it_hid_run_on_the_program_made_anew():
     dialect = DirtyingDialect()
-    configs = [check_only(), check_only("Dirty", "Fine", "Fine"), check_only("Fine")]
+    configs = [check_only(), check_only("Dirty", "Fine", "Dirty", "Fine"), check_only("Fine")]
     reply = execute_case({"case": 0, "configs": configs, "run": False}, dialect, cache=None)
     failed, after = reply["others"]
     assert "the pass's own failure" in failed["message"]
-    assert failed[PAST_FAILURES] == []  # the rest of its sequence passes on a clean module
+    # the rest of its sequence on a clean module: the second Dirty fails as itself, and
+    # without it too the sequence runs on a clean one, and passes
+    assert [(p["message"], p["dropped"]) for p in failed[PAST_FAILURES]] == [("the pass's own failure", [0])]
     assert after["status"] == "ok"      # the next configuration is not the failed one's victim
-    assert dialect.lowered == 3         # the case, the failed sequence's rest, the next configuration
+    assert dialect.lowered == 4         # the case, each run of the failed sequence's rest, the next configuration
