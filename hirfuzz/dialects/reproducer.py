@@ -125,6 +125,51 @@ if __name__ == "__main__":
 '''.format(mark=MARK)
 
 
+# a gradient reproducer's comparison (dialects/*/repro.py): its outputs against EXPECTED_LOSS and
+# EXPECTED (name, finite differences, the mask of smooth elements, rtol, atol per parameter)
+GRADIENT_DIFFERS = '''def differs(outputs):
+    """What differs of the gradient program's outputs (the loss, then each float parameter's
+    gradient) from the reference's loss and finite differences, judged where smooth."""
+    if len(outputs) != 1 + len(EXPECTED):
+        return f"the gradient program returned {len(outputs)} tensors, expected {1 + len(EXPECTED)}"
+    loss = float(outputs[0])
+    if not np.isclose(loss, EXPECTED_LOSS, rtol=LOSS_RTOL, atol=LOSS_ATOL):
+        return f"the loss is {loss!r}, the reference's {EXPECTED_LOSS!r}"
+    for got, (name, want, smooth, rtol, atol) in zip(outputs[1:], EXPECTED):
+        if got.shape != want.shape:
+            return f"{name}'s gradient has shape {list(got.shape)}, its parameter {list(want.shape)}"
+        judged = smooth & np.isfinite(got)
+        wrong = judged & ~(np.abs(got - want) <= atol + rtol * np.abs(want))
+        if wrong.any():
+            index = tuple(int(i) for i in np.argwhere(wrong)[0])
+            return (f"{name}'s gradient differs from finite differences at {int(wrong.sum())} of "
+                    f"{int(judged.sum())} elements judged; first at {list(index)}: {got[index]!r}, "
+                    f"finite differences {want[index]!r}")
+    return None
+'''
+
+
+# the end of a gradient reproducer's main() (dialects/*/repro.py), once `outputs` holds the loss
+# and the gradients: its verdict, `differs` comparing them with what the reference expects
+GRADIENT_VERDICT = '''    except Exception as exc:
+        print(f"{mark} stage={{stage}} error={{type(exc).__name__}}")
+        raise
+    if EXPECTED is None:
+        print("{mark} ok")
+        return 0
+    said = differs(outputs)
+    if said is None:
+        print("{mark} ok")
+        return 0
+    print(said)
+    print("{mark} mismatch")
+    return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+'''.format(mark=MARK)
+
 # --- the short reproducer a maintainer reads (repro.py) -------------------------------------
 
 # the stages a short reproducer stops at, so that it shows no inputs nor run lines

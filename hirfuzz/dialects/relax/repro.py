@@ -21,7 +21,8 @@ from ...core.gradients import float_results
 from ...protocol import CHECK_ONLY, GRADIENT, REPRO_MARK as MARK
 from ..base import ReproducerWriter
 from . import TARGET_DEFAULT_PIPELINE
-from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, CallInput, Reach, ViolatingCall, array_code, arity_line,
+from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, GRADIENT_DIFFERS, GRADIENT_VERDICT, USER_PASS,
+                          CallInput, Reach, ViolatingCall, array_code, arity_line,
                           device_expression, target_code,
                           call_text, check_lines, data_lines, docstring, finish_short, flatten_lines,
                           constant_code, inline_constants, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
@@ -225,26 +226,7 @@ def flatten(value):
     return [a for v in value for a in flatten(v)]
 
 
-def differs(outputs):
-    """What differs of main_adjoint's outputs (the loss, then each float parameter's
-    gradient) from the reference's loss and finite differences, judged where SMOOTH."""
-    if len(outputs) != 1 + len(EXPECTED):
-        return f"main_adjoint returned {{len(outputs)}} tensors, expected {{1 + len(EXPECTED)}}"
-    loss = float(outputs[0])
-    if not np.isclose(loss, EXPECTED_LOSS, rtol=LOSS_RTOL, atol=LOSS_ATOL):
-        return f"the loss is {{loss!r}}, the reference's {{EXPECTED_LOSS!r}}"
-    for got, (name, want, smooth, rtol, atol) in zip(outputs[1:], EXPECTED):
-        if got.shape != want.shape:
-            return f"{{name}}'s gradient has shape {{list(got.shape)}}, its parameter {{list(want.shape)}}"
-        judged = smooth & np.isfinite(got)
-        wrong = judged & ~(np.abs(got - want) <= atol + rtol * np.abs(want))
-        if wrong.any():
-            index = tuple(int(i) for i in np.argwhere(wrong)[0])
-            return (f"{{name}}'s gradient differs from finite differences at {{int(wrong.sum())}} of "
-                    f"{{int(judged.sum())}} elements judged; first at {{list(index)}}: {{got[index]!r}}, "
-                    f"finite differences {{want[index]!r}}")
-    return None
-
+{differs}
 
 def main():
     stage = "lower"
@@ -267,24 +249,7 @@ def main():
         stage = "run"
         vm = relax.VirtualMachine(executable, tvm.cpu(0))
         outputs = flatten(vm["main_adjoint"](*[tvm.runtime.tensor(a) for a in INPUTS]))
-    except Exception as exc:
-        print(f"{mark} stage={{stage}} error={{type(exc).__name__}}")
-        raise
-    if EXPECTED is None:
-        print("{mark} ok")
-        return 0
-    said = differs(outputs)
-    if said is None:
-        print("{mark} ok")
-        return 0
-    print(said)
-    print("{mark} mismatch")
-    return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-'''.format(mark=MARK)
+'''.format(mark=MARK, differs=GRADIENT_DIFFERS) + GRADIENT_VERDICT
 
 
 def render_gradient(graph: Graph, specs, finding: Finding, config: dict, inputs: list[np.ndarray], run: bool,

@@ -15,7 +15,8 @@ from ...core.finding import Finding
 from ...core.graph import Graph
 from ...protocol import CHECK_ONLY, REPRO_MARK as MARK
 from ..base import ReproducerWriter
-from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, USER_PASS, Reach, ViolatingCall, array_code, arity_line, call_text,
+from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, GRADIENT_DIFFERS, GRADIENT_VERDICT, USER_PASS,
+                          Reach, ViolatingCall, array_code, arity_line, call_text,
                           device_expression, target_code,
                           check_lines, data_lines, docstring, finish_short, flatten_lines, input_lines, pass_call,
                           source_of, steps_to_show, user_pass_imports)
@@ -293,26 +294,7 @@ def render_violation_short(finding: Finding, config: dict, call: ViolatingCall, 
 
 _GRADIENT_MAIN = """
 
-def differs(outputs):
-    \"\"\"What differs of the outputs (the loss, then each float parameter's gradient) from the
-    reference's loss and finite differences, judged where SMOOTH.\"\"\"
-    if len(outputs) != 1 + len(EXPECTED):
-        return f"the gradient program returned {{len(outputs)}} tensors, expected {{1 + len(EXPECTED)}}"
-    loss = float(outputs[0])
-    if not np.isclose(loss, EXPECTED_LOSS, rtol=LOSS_RTOL, atol=LOSS_ATOL):
-        return f"the loss is {{loss!r}}, the reference's {{EXPECTED_LOSS!r}}"
-    for got, (name, want, smooth, rtol, atol) in zip(outputs[1:], EXPECTED):
-        if got.shape != want.shape:
-            return f"{{name}}'s gradient has shape {{list(got.shape)}}, its parameter {{list(want.shape)}}"
-        judged = smooth & np.isfinite(got)
-        wrong = judged & ~(np.abs(got - want) <= atol + rtol * np.abs(want))
-        if wrong.any():
-            index = tuple(int(i) for i in np.argwhere(wrong)[0])
-            return (f"{{name}}'s gradient differs from finite differences at {{int(wrong.sum())}} of "
-                    f"{{int(judged.sum())}} elements judged; first at {{list(index)}}: {{got[index]!r}}, "
-                    f"finite differences {{want[index]!r}}")
-    return None
-
+{differs}
 
 def main():
     stage = "lower"
@@ -332,24 +314,7 @@ def main():
             return 0
         stage = "run"
         outputs = run(INPUTS)
-    except Exception as exc:
-        print(f"{mark} stage={{stage}} error={{type(exc).__name__}}")
-        raise
-    if EXPECTED is None:
-        print("{mark} ok")
-        return 0
-    said = differs(outputs)
-    if said is None:
-        print("{mark} ok")
-        return 0
-    print(said)
-    print("{mark} mismatch")
-    return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-""".format(mark=MARK)
+""".format(mark=MARK, differs=GRADIENT_DIFFERS) + GRADIENT_VERDICT
 
 
 def render_gradient(graph: Graph, specs, finding: Finding, config: dict, inputs: list[np.ndarray], run: bool,
