@@ -149,6 +149,22 @@ GRADIENT_DIFFERS = '''def differs(outputs):
 '''
 
 
+def gradient_expectation_lines(expected: dict | None) -> list[str]:
+    """What a gradient reproducer compares with (GRADIENT_DIFFERS): the reference's loss and,
+    per float parameter, the finite differences, the mask of smooth elements and tolerances;
+    `EXPECTED = None` where the finding is a crash."""
+    if expected is None:
+        return ["EXPECTED = None"]
+    rtol, atol = expected["loss_tolerance"]
+    lines = [f"EXPECTED_LOSS = {expected['loss']!r}  # the NumPy reference's, in float64",
+             f"LOSS_RTOL, LOSS_ATOL = {rtol!r}, {atol!r}",
+             "# per float parameter: its name, the gradient central finite differences of the reference give,",
+             "# where the loss is smooth around each element (only those are judged), rtol, atol",
+             "EXPECTED = ["]
+    lines += [f"    ({name!r}, {array_code(value)}, {array_code(smooth)}, {g_rtol!r}, {g_atol!r}),"
+              for name, value, smooth, g_rtol, g_atol in expected["gradients"]]
+    return lines + ["]"]
+
 # the end of a gradient reproducer's main() (dialects/*/repro.py), once `outputs` holds the loss
 # and the gradients: its verdict, `differs` comparing them with what the reference expects
 GRADIENT_VERDICT = '''    except Exception as exc:

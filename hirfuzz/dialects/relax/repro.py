@@ -22,6 +22,7 @@ from ...protocol import CHECK_ONLY, GRADIENT, REPRO_MARK as MARK
 from ..base import ReproducerWriter
 from . import TARGET_DEFAULT_PIPELINE
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, GRADIENT_DIFFERS, GRADIENT_VERDICT, USER_PASS,
+                          gradient_expectation_lines,
                           CallInput, Reach, ViolatingCall, array_code, arity_line,
                           device_expression, target_code,
                           call_text, check_lines, data_lines, docstring, finish_short, flatten_lines,
@@ -274,18 +275,7 @@ def render_gradient(graph: Graph, specs, finding: Finding, config: dict, inputs:
         render_module_code(graph, specs, loss_dtype=config[GRADIENT]), "",
         "INPUTS = [", *[f"    {array_code(a)}," for a in inputs], "]",
     ]
-    if expected is None:
-        header.append("EXPECTED = None")
-    else:
-        rtol, atol = expected["loss_tolerance"]
-        header += [f"EXPECTED_LOSS = {expected['loss']!r}  # the NumPy reference's, in float64",
-                   f"LOSS_RTOL, LOSS_ATOL = {rtol!r}, {atol!r}",
-                   "# per float parameter: its name, the gradient central finite differences of the reference give,",
-                   "# where the loss is smooth around each element (only those are judged), rtol, atol",
-                   "EXPECTED = ["]
-        header += [f"    ({name!r}, {array_code(value)}, {array_code(smooth)}, {g_rtol!r}, {g_atol!r}),"
-                   for name, value, smooth, g_rtol, g_atol in expected["gradients"]]
-        header.append("]")
+    header += gradient_expectation_lines(expected)
     return "\n".join(header) + _GRADIENT_MAIN
 
 

@@ -16,6 +16,7 @@ from ...core.graph import Graph
 from ...protocol import CHECK_ONLY, REPRO_MARK as MARK
 from ..base import ReproducerWriter
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, GRADIENT_DIFFERS, GRADIENT_VERDICT, USER_PASS,
+                          gradient_expectation_lines,
                           Reach, ViolatingCall, array_code, arity_line, call_text,
                           device_expression, target_code,
                           check_lines, data_lines, docstring, finish_short, flatten_lines, input_lines, pass_call,
@@ -340,18 +341,7 @@ def render_gradient(graph: Graph, specs, finding: Finding, config: dict, inputs:
                   "_c = [  # the module's tensor constants: meta[relay.Constant][k]",
                   *[f"    {array_code(c)}," for c in module_script["consts"]], "]", ""]
     lines += ["INPUTS = [", *[f"    {array_code(a)}," for a in inputs], "]"]
-    if expected is None:
-        lines.append("EXPECTED = None")
-    else:
-        rtol, atol = expected["loss_tolerance"]
-        lines += [f"EXPECTED_LOSS = {expected['loss']!r}  # the NumPy reference's, in float64",
-                  f"LOSS_RTOL, LOSS_ATOL = {rtol!r}, {atol!r}",
-                  "# per float parameter: its name, the gradient central finite differences of the reference give,",
-                  "# where the loss is smooth around each element (only those are judged), rtol, atol",
-                  "EXPECTED = ["]
-        lines += [f"    ({name!r}, {array_code(value)}, {array_code(smooth)}, {g_rtol!r}, {g_atol!r}),"
-                  for name, value, smooth, g_rtol, g_atol in expected["gradients"]]
-        lines.append("]")
+    lines += gradient_expectation_lines(expected)
     return "\n".join(lines) + _FLATTEN + _BUILD_WITH_CREATE_EXECUTOR + _GRADIENT_MAIN
 
 
