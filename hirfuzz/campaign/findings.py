@@ -74,10 +74,13 @@ class FindingTables:
         holds (filed, unconfirmed or pending) or of one `--known` names, not a new one."""
         with self.lock:
             signature = self.keyed_on(signature)
-            if signature in self.signatures() or signature in self.known.signatures:
-                return True
-            pending = self.reductions.pending if self.reductions is not None else {}
-            return waiting_under(pending, signature) is not None
+            return signature in self.known.signatures or self._held_under(signature)
+
+    def _held_under(self, signature: str) -> bool:
+        """Whether a finding is filed, unconfirmed or pending under `signature` (as keyed now).
+        Call with the lock held."""
+        pending = self.reductions.pending if self.reductions is not None else {}
+        return signature in self.signatures() or waiting_under(pending, signature) is not None
 
     def keyed_on(self, signature: str) -> str:
         """The signature a finding first seen under `signature` is keyed on now (a pass-order
@@ -173,9 +176,7 @@ class FindingTables:
         first = self.note_later_failure(finding, signature)
         if first is None:
             return signature
-        pending = self.reductions.pending if self.reductions is not None else {}
-        known = signature in self.signatures() or waiting_under(pending, signature) is not None
-        return signature if known else first
+        return signature if self._held_under(signature) else first
 
     def note_later_failure(self, finding: Finding, signature: str | None = None) -> str | None:
         """Remember where a disruptive finding past type inference failed later, unless a
