@@ -39,7 +39,7 @@ from ..protocol import GRADIENT, decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
 from .reduction_budget import FindingBudget, ReductionShare
 from .reduction_host import ReductionHost
-from .reduction_steps import ISOLATING, REDUCING, Finishing, StepStats, configs_under
+from .reduction_steps import ISOLATING, KEYING, REDUCING, Finishing, StepStats, configs_under
 from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
 from .triage import classify_finding
 from .verify import ReproOutcome
@@ -312,6 +312,8 @@ class Reduction:
         # tied to their graph's node numbering, so they are saved as generated
         if job.folder == "findings" and self.s.reduce and finding.kind != "hang" and isolated.disruption is None:
             self.run_steps(REDUCING, state)
+        if job.folder == "findings" and self.s.reduce:
+            self.run_steps(KEYING, state)
         case = state.case
         _name_passes(finding, case.configs[-1]["passes"])
         key = self.root_key_of(job, state)
@@ -365,16 +367,25 @@ class Reduction:
         detail is the reduced program's once confirmed), a disruptive finding."""
         if job.folder != "findings" or state.case.disruption is not None:
             return None
+        if state.alone is not None:  # an operator of it fails alone: that failure is the root (operator_alone)
+            alone = state.alone
+            state.finding.extra["keyed_as"] = {"operator": alone.op, "message": alone.found.message[:300]}
+            return self._root_key_on(alone.found, alone.case)
         signature = state.finding.signature
         if state.finding.kind == "wrong-result":
             # the reduced program's own run; a program the reduction could not shrink is its own reduced one
             reduced = "reduce_graph" in state.stats and "kept_unreduced" not in state.finding.extra.get("reduction", {})
             signature = state.reduced_signature or (signature if reduced else None)
-        passes = state.case.configs[-1].get("passes") or []
-        failed_pass = failed_pass_of(state.finding.extra, [step["name"] for step in passes], state.finding.stage)
-        construct = stale_type_carrier(state.case.lowering, state.case.graph.to_json(), passes)
-        return (root_key(signature, _PREFIXES, failed_pass, state.finding.detail, state.finding.message, construct)
-                if signature else None)
+        return self._root_key_on(state.finding, state.case, signature) if signature else None
+
+    @staticmethod
+    def _root_key_on(finding: Finding, case, signature: str | None = None) -> str | None:
+        """core.finding.root_key of `finding` (under `signature`, its own by default), seen on `case`."""
+        passes = case.configs[-1].get("passes") or []
+        failed_pass = failed_pass_of(finding.extra, [step["name"] for step in passes], finding.stage)
+        construct = stale_type_carrier(case.lowering, case.graph.to_json(), passes)
+        return root_key(signature or finding.signature, _PREFIXES, failed_pass, finding.detail, finding.message,
+                        construct)
 
     def merged_into_known(self, job: Job, passes: list) -> bool:
         """Isolating a finding may change what it is keyed on: a pass-order wrong result is

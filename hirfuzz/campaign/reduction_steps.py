@@ -15,7 +15,7 @@ findings filed (reduction_steps).
 
 To add a step: write a subclass of `Step` with a `name`, an `applies` where it has
 nothing to try on some findings, and a `run` that returns the case, smaller where a trial
-allowed (or `state.case` itself); then put an instance in ISOLATING or REDUCING. Run its
+allowed (or `state.case` itself); then put an instance in ISOLATING, REDUCING or KEYING. Run its
 trials through the `Reduction` it is given: `fails_alike(case, signature)` for a
 candidate it takes when it fails alike, or `finding_of(case)` and
 `failed_alike(found, signature)` where it needs what the trial found. Those count the
@@ -30,7 +30,8 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Protocol
 from ..core.finding import Finding
 from ..core.passes import minimise_sequence, stand_ins_for, unmet_requirements
 from ..core.plan import LoweringPlan
-from ..core.reduce import reduce_graph
+from ..core.reduce import keep_operators, reduce_graph
+from ..dialects.base import ILL_FORMED_STAGE
 from ..protocol import CHECK_ONLY, lowered_only
 from .oracles import ORACLES, Oracle, definition
 
@@ -72,6 +73,7 @@ class Finishing:
     start: "Case | None" = None    # the case the running list of steps started from
     whole: bool = False            # no configuration alone killed the worker: the case keeps all of them
     reduced_signature: str | None = None  # the signature the reduced program's own run had (Confirm)
+    alone: "OperatorAlone | None" = None  # the operator whose failure alone is the finding's (BlameOperatorAlone)
     stats: dict[str, StepStats] = field(default_factory=dict)  # the steps that ran, in order
 
 
@@ -269,6 +271,12 @@ def _blamed_as_in(found: Finding, finding: Finding):
 
 # --- reducing: the program itself, where --reduce is on -----------------------------------
 
+def _lowering_following(case: "Case", ids: dict[int, int]) -> dict:
+    """The case's lowering, its plan following the nodes that stay (`ids`: old to new)."""
+    plan = case.lowering.get("plan")
+    return {**case.lowering, "plan": LoweringPlan.from_json(plan).renumbered(ids).to_json()} if plan else case.lowering
+
+
 class ReduceGraph(Step):
     """The smallest graph hirfuzz can find that fails alike (core.reduce: operators, then
     constants made variables), its lowering plan following the nodes that stay."""
@@ -277,18 +285,13 @@ class ReduceGraph(Step):
 
     def run(self, reduction, state):
         case, finding = state.case, state.finding
-        plan = LoweringPlan.from_json(case.lowering["plan"]) if case.lowering.get("plan") else None
-
-        def lowering(ids: dict[int, int]) -> dict:
-            return {**case.lowering, "plan": plan.renumbered(ids).to_json()} if plan else case.lowering
-
         small, ids, budget = reduce_graph(case.graph, lambda g, ids: reduction.fails_alike(
-            reduction.variant(case, graph=g, lowering=lowering(ids)), finding.signature))
+            reduction.variant(case, graph=g, lowering=_lowering_following(case, ids)), finding.signature))
         # whether a bigger budget might shrink it further: worth knowing when it did not shrink much
         finding.extra["reduction"] = {"checks": budget.checks, "budget_exhausted": budget.exhausted}
         if len(small.operators) >= len(case.graph.operators):
             return case
-        return reduction.variant(case, graph=small, lowering=lowering(ids))
+        return reduction.variant(case, graph=small, lowering=_lowering_following(case, ids))
 
 
 class DropLowering(Step):
@@ -368,12 +371,87 @@ class Confirm(Step):
         return state.start
 
 
+# --- keying: which root cause the finding is one of --------------------------------------
+
+@dataclass
+class OperatorAlone:
+    """An operator of a reduced program that, alone, fails the finding's sequence: its
+    failure (`found`, under `case`) is the one the finding is keyed as (reducer.root_key_of)."""
+    op: str
+    found: Finding
+    case: "Case"
+
+
+# the stages a pass sequence fails at: a pass raised, or left an ill-formed module
+PASS_STAGES = ("passes", ILL_FORMED_STAGE)
+
+
+# the stages after a pass sequence, which a crash or a worker's death may come at
+AFTER_PASSES = ("build", "load", "run")
+
+
+def failure_position(finding: Finding, passes: list[dict]) -> int | None:
+    """Where in `passes` the finding failed: the position of the pass that raised, left an
+    ill-formed module or killed the worker, len(passes) for the build or run after them;
+    None where it is not known (before the passes, or a pass not named)."""
+    died_in = finding.extra.get("died_in", {})
+    if finding.stage in AFTER_PASSES or (finding.stage == "worker" and died_in.get("stage") in AFTER_PASSES):
+        return len(passes)
+    if finding.stage == ILL_FORMED_STAGE:
+        name = finding.extra.get("blamed_pass")
+    else:
+        name = died_in.get("pass") if finding.stage == "worker" else finding.extra.get("failed_pass")
+    return next((i for i, step in enumerate(passes) if step["name"] == name), None)
+
+
+class BlameOperatorAlone(Step):
+    """Each operator of the reduced program alone under the failing sequence, check-only:
+    the first that fails in a pass no later than the finding failed is what the finding is
+    keyed as. The case is not changed (its reproducer shows what the campaign saw).
+
+    Why: a pass that mistranslates one operator leaves a program that its consumers trip
+    over, each in its own place: DecomposeOpsForTraining's layer_norm over a leading axis
+    (bench19) was four findings, a broadcast check failing in the decomposition, in a
+    `less` after it, in a call of a local function, and in the build, where the
+    layer_norm alone shows the one fault (the pass changes the shape it returns). Every
+    operator of a reduced program is needed for its failure, so one that fails the same
+    sequence alone, no later, carries the fault the failure grew from."""
+    name = "operator_alone"
+    budgeted = True
+
+    def applies(self, reduction, state):
+        finding, case = state.finding, state.case
+        return (finding.kind == "crash" and case.disruption is None and len(case.graph.operators) > 1
+                and bool(case.configs[-1].get("passes"))
+                and failure_position(finding, case.configs[-1]["passes"]) is not None)
+
+    def run(self, reduction, state):
+        case, finding = state.case, state.finding
+        config = {**case.configs[-1], CHECK_ONLY: True}
+        latest = failure_position(finding, config["passes"])
+        # plainly lowered: its result main's own, which a plan could hide in an If's declared type
+        plain = {k: v for k, v in case.lowering.items() if k not in ("plan", "mutation")}
+        for node in case.graph.operators:
+            graph, _ = keep_operators(case.graph, {node.id})
+            trial = _under(reduction, reduction.variant(case, graph=graph, lowering=plain), config, finding)
+            found = reduction.finding_of(trial)
+            if found is None or found.stage not in PASS_STAGES:
+                continue
+            position = failure_position(found, config["passes"])
+            if position is not None and position <= latest:
+                state.alone = OperatorAlone(node.op, found, trial)
+                return case
+        return case
+
+
 # before a finding's signature is settled: a finding in findings/ that is no disruptive one's
 ISOLATING: tuple[Step, ...] = (IsolateConfig(), DropPasses(), MinimisePasses(), StandIn())
 # then, with --reduce, on the isolated case (not a hang's: each trial would cost a time-out;
 # not a disruptive one's, tied to its graph's node numbering)
 REDUCING: tuple[Step, ...] = (ReduceGraph(), DropLowering(), ShrinkPlan(), Confirm())
-STEPS = ISOLATING + REDUCING
+# then, on the finished case of a crash, what it is keyed as
+KEYING: tuple[Step, ...] = (BlameOperatorAlone(),)
+STEPS = ISOLATING + REDUCING + KEYING
 
 
 def step_totals(findings: Iterable[Finding]) -> dict:

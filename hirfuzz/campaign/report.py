@@ -152,6 +152,16 @@ def _mutant_lines(finding: dict) -> list[str]:
             "generated one; the original program is handled correctly (it builds, runs and agrees with NumPy).", ""]
 
 
+def _keyed_as_lines(finding: dict) -> list[str]:
+    """Where one operator of the program fails the same passes alone (reduction_steps
+    BlameOperatorAlone): the fault the failure grew from, which the finding is one of."""
+    keyed = finding.get("extra", {}).get("keyed_as")
+    if not keyed:
+        return []
+    return [f"**Likely root:** `{keyed['operator']}` alone fails the same passes: "
+            f"{shorten(keyed['message'], 300)}", ""]
+
+
 def bug_report(finding: dict, repro: str, outcome, installation: dict, target: str, info, graph=None,
                plan: dict | None = None) -> str:
     """Markdown for an issue tracker: title, environment, expected and actual behaviour in a
@@ -180,6 +190,7 @@ def bug_report(finding: dict, repro: str, outcome, installation: dict, target: s
         *hit_by_lines(finding),
         f"**Actual:** {shorten(clean_traceback(_actual(finding, outcome)), 300)}",
         "",
+        *_keyed_as_lines(finding),
         *(["**well_formed**", "", *well_formed, ""] if well_formed else []),
         *_mutant_lines(finding),
         *_other_ir(finding),

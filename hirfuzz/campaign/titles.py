@@ -407,8 +407,9 @@ def _complaint(detail: str, plan: dict | None, dialect: str) -> str:
     words = phrases()["features"][dialect]
     for rule in phrases()["complaints"]:
         wanted = rule.get("feature")
-        if re.search(rule["match"], detail) and (wanted is None or words[wanted] in features):
-            return rule["says"]
+        found = re.search(rule["match"], detail)
+        if found and (wanted is None or words[wanted] in features):
+            return rule["says"].format(None, *found.groups())  # "{1}": what the rule's first group matched
     return ""
 
 

@@ -16,6 +16,7 @@ from ...core.gradients import FLOATS
 from ...core.passes import user_factory
 from ...protocol import GRADIENT, GRADIENT_PASS
 from ..base import INNER_PASSES, IllFormedAfterPass, failure_key, innermost_failing
+from .returns import check_returns_kept, returned_types
 
 
 # a PassContext opt level at which no pass is skipped (TVM's passes declare 0 to 4)
@@ -31,7 +32,9 @@ def instantiate_pass(step: dict):
 
 def apply_passes(mod, config: dict):
     """Run the configuration's pass sequence (stage 'passes'), checking the module after each
-    pass: the first pass whose output is not well-formed raises IllFormedAfterPass.
+    pass: the first pass whose output is not well-formed, or whose public functions return
+    a type that contradicts what they returned before the sequence (returns.py), raises
+    IllFormedAfterPass.
 
     Each pass runs as a one-pass Sequential, which skips it above the context's opt_level
     and runs the passes it requires, as one Sequential of them all would. A gradient
@@ -41,6 +44,7 @@ def apply_passes(mod, config: dict):
     if not config.get("passes"):
         return mod
     passes = [instantiate_pass(step) for step in config["passes"]]
+    returned = returned_types(mod)
     with tvm.transform.PassContext(opt_level=config["opt_level"]):
         for position, (step, pass_) in enumerate(zip(config["passes"], passes)):
             before = mod
@@ -48,14 +52,20 @@ def apply_passes(mod, config: dict):
             try:
                 mod = _run(before, pass_)
             except Exception as exc:  # the pass raised: the pass within it that raises alike, for titles
-                setattr(exc, INNER_PASSES, _innermost(pass_, step, before, failure_key(exc, ill_formed=False)))
+                setattr(exc, INNER_PASSES, _innermost(pass_, step, before, failure_key(exc, ill_formed=False), returned))
                 raise
             try:
-                relax.analysis.well_formed(mod)
+                check_output(returned, mod)
             except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding
-                inner = _innermost(pass_, step, before, failure_key(exc, ill_formed=True))
+                inner = _innermost(pass_, step, before, failure_key(exc, ill_formed=True), returned)
                 raise IllFormedAfterPass(step["name"], exc, inner) from exc
     return mod
+
+
+def check_output(returned: dict, mod) -> None:
+    """Raise where a pass's output is not well-formed, or returns other than `returned` says."""
+    relax.analysis.well_formed(mod)
+    check_returns_kept(returned, mod)
 
 
 def differentiate(mod):
@@ -76,7 +86,7 @@ def _run(mod, pass_):
     return tvm.transform.Sequential([pass_])(mod)
 
 
-def _innermost(pass_, step: dict, mod, key: str) -> list[str]:
+def _innermost(pass_, step: dict, mod, key: str, returned: dict) -> list[str]:
     """The passes within `pass_` (the pass of `step`) that fail alike on `mod`
     (dialects.base.innermost_failing), those it runs inside itself (its catalog entry's
     `runs_inside_it`) made with their default arguments; [] where trying them fails in itself.
@@ -87,6 +97,6 @@ def _innermost(pass_, step: dict, mod, key: str) -> list[str]:
     try:
         inside = [instantiate_pass({"name": name, "args": {}}) for name in step.get("runs_inside_it", [])]
         with tvm.transform.PassContext(opt_level=EVERY_LEVEL) if inside else contextlib.nullcontext():
-            return innermost_failing(pass_, mod, key, _run, relax.analysis.well_formed, inside)
+            return innermost_failing(pass_, mod, key, _run, lambda out: check_output(returned, out), inside)
     except Exception:  # noqa: BLE001 - the search is a refinement; the failure stands without it
         return []

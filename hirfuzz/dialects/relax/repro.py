@@ -14,7 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ...core.finding import Finding
+from ...core.finding import RETURNS_CHANGED, Finding
 from ...core.graph import Graph, Ref
 from ...core.targets import target_label
 from ...core.gradients import float_results
@@ -113,10 +113,12 @@ def flatten(value):
     return [a for v in value for a in flatten(v)]
 
 
-def check_well_formed_after(pass_, mod):
-    """The first pass whose output is not well-formed is the one to blame."""
+def check_well_formed_after(pass_, mod, returned):
+    """The first pass whose output is not well-formed, or whose public functions return a
+    type contradicting what they returned (`returned`), is the one to blame."""
     try:
         relax.analysis.well_formed(mod)
+        check_returns_kept(returned, mod)
     except Exception as exc:
         print(f"well_formed before {{pass_.info.name}}: True")
         print(f"well_formed after {{pass_.info.name}}: False: {{str(exc).strip().splitlines()[0]}}")
@@ -132,12 +134,13 @@ def main():
         print(mod.script())
         stage = "well_formed"
         relax.analysis.well_formed(mod)
+        returned = returned_types(mod)
         with tvm.transform.PassContext(opt_level=OPT_LEVEL):
             for pass_ in pass_list:  # one at a time, each output checked, as hirfuzz does
                 stage = "passes"
                 mod = tvm.transform.Sequential([pass_])(mod)
                 stage = "ill_formed_after_pass"
-                check_well_formed_after(pass_, mod)
+                check_well_formed_after(pass_, mod, returned)
             stage = "build"
             mod = prepare_for_build(mod)
             executable = relax.build(mod, target=TARGET, relax_pipeline=PIPELINE, exec_mode=EXEC_MODE)
@@ -188,6 +191,10 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
     # TVM, which the coordinator never does)
     ir = HERE / "mutators" / "ir.py"
     header += ["", source_of(ir, "prepare_for_build"), "", source_of(ir, "_has_local_functions")]
+    # and its check of what a pass's output returns (returns.py), so that check.py blames as it does
+    returns = HERE / "returns.py"
+    header += ["", f"RETURNS_CHANGED = {RETURNS_CHANGED!r}", "",
+               *(source_of(returns, name) + "\n\n" for name in ("returned_types", "what_changed", "check_returns_kept"))]
     passes = [_pass_code(step) for step in config.get("passes", [])]
     if any(step.get("import") for step in config.get("passes", [])):
         header.append(USER_PASS)
@@ -322,6 +329,16 @@ def _build_line(config: dict, name: str = "ex") -> str:
     return f"    {name} = relax.build(mod, {', '.join(options)})"
 
 
+def _returns_check_lines(pass_name: str) -> list[str]:
+    """repro.py's check of a pass that changed what main returns (returns.py, in plain words):
+    the type main returned as written, against the one it returns after the passes."""
+    return ["returned, now = Module[\"main\"].ret_ty, mod[\"main\"].ret_ty",
+            "print(\"main returned\", returned, \"and now returns\", now)",
+            "# FAIL_L0: the two contradict each other, whatever the symbolic shapes",
+            "if relax.analysis.type_base_check(returned, now) == relax.analysis.BaseCheckResult.FAIL_L0:",
+            f"    raise ValueError(f\"{pass_name} changed the type main returns: {{returned}} became {{now}}\")"]
+
+
 def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: bool, expected: list | None,
                  module_script: dict) -> str:
     """repro.py: the module as TVMScript, its inputs, the pass, build and run lines, and the
@@ -343,6 +360,8 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
     steps = steps_to_show(finding, config.get("passes", []))
     lines += ["mod = Module", f"with tvm.transform.PassContext(opt_level={config['opt_level']}):"]
     lines += _pass_lines({**config, "passes": steps})
+    if blamed is not None and RETURNS_CHANGED in finding.message:
+        return "\n".join(lines + _returns_check_lines(steps[-1]["name"])) + "\n"
     if blamed is not None:
         lines += ["    relax.analysis.well_formed(mod)  # raises: the pass left an ill-formed module"]
         return "\n".join(lines) + "\n"
