@@ -4,7 +4,7 @@ failing configuration, with its steps as saved (no `runs_inside_it`: before) and
 catalog makes them now (after), judged as a campaign judges it, and keyed
 (core.finding.root_key). Needs the TVM the campaigns ran (apache-tvm 0.27).
 
-    python tools/root_causes.py [--narrowing | --saved] OUT [OUT ...]
+    python tools/root_causes.py [--narrowing] [--alone] | --saved] OUT [OUT ...]
 
 Prints, per finding, its root key before and after where they differ, then per campaign
 the findings and the distinct root keys: as saved, before and after. Only a finding that
@@ -48,9 +48,13 @@ from tvm.relax.analysis import type_base_check  # noqa: E402
 from hirfuzz.campaign.cases import Case  # noqa: E402
 from hirfuzz.campaign.judge import Judge  # noqa: E402
 from hirfuzz.campaign.reducer import _PREFIXES  # noqa: E402
+from hirfuzz.campaign.reduction_steps import failure_position  # noqa: E402
 from hirfuzz.core.calls import call_records  # noqa: E402
 from hirfuzz.core.finding import ROOT, failed_pass_of, root_key, stale_type_carrier  # noqa: E402
+from hirfuzz.core.finding import Finding  # noqa: E402
 from hirfuzz.core.graph import Graph  # noqa: E402
+from hirfuzz.core.reduce import keep_operators  # noqa: E402
+from hirfuzz.protocol import CHECK_ONLY  # noqa: E402
 from hirfuzz.core.passes import load_catalog  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
 from hirfuzz.dialects import load_dialect  # noqa: E402
@@ -167,6 +171,32 @@ def narrowing_key(folder: Path, key: str, specs, dialect, catalog) -> str:
     return f"{ROOT}|ill-formed|{narrowing}|{NARROWED}" if narrowing else key
 
 
+def alone_key(folder: Path, key: str, specs, dialect, judge: Judge) -> str:
+    """`key`, or the key of the failure of one of the reduced program's operators alone
+    under its failing sequence, as a campaign's step `operator_alone` (BlameOperatorAlone)
+    finds it: each operator plainly lowered, check-only, the first that fails in a pass no
+    later than the finding failed."""
+    finding = Finding(**json.loads((folder / "finding.json").read_text()))
+    case_json = json.loads((folder / "case.json").read_text())
+    graph, config = Graph.from_json(case_json["graph"]), {**case_json["configs"][-1], CHECK_ONLY: True}
+    latest = failure_position(finding, config["passes"] or [])
+    if finding.kind != "crash" or len(graph.operators) < 2 or not config["passes"] or latest is None:
+        return key
+    for node in graph.operators:
+        alone, _ = keep_operators(graph, {node.id})
+        request = {"graph": alone.to_json(), "calls": call_records(alone, specs), "configs": [config], "run": False}
+        case = Case(index=case_json["case"], graph=alone, inputs=[], runnable=False, expected=[], gen_ms=0.0,
+                    configs=[config])
+        found = judge.classify(case, execute_case(request, dialect)).finding
+        if found is None or found.stage not in PASS_STAGES:
+            continue
+        position = failure_position(found, config["passes"])
+        if position is not None and position <= latest:
+            failed_pass = failed_pass_of(found.extra, [step["name"] for step in config["passes"]], found.stage)
+            return root_key(found.signature, _PREFIXES, failed_pass, found.detail, found.message) or key
+    return key
+
+
 def campaign_keys(out: Path, catalog, specs, dialect, judge: Judge) -> list[tuple[str, str, str, str]]:
     """(finding folder, saved, before, after) root keys of each confirmed finding of `out`."""
     rows = []
@@ -217,8 +247,8 @@ def print_saved(outs: list[Path]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    narrowing, saved_only = "--narrowing" in argv, "--saved" in argv
-    argv = [a for a in argv if a not in ("--narrowing", "--saved")]
+    narrowing, saved_only, alone = "--narrowing" in argv, "--saved" in argv, "--alone" in argv
+    argv = [a for a in argv if a not in ("--narrowing", "--saved", "--alone")]
     if not argv:
         print(__doc__.strip().splitlines()[6].strip(), file=sys.stderr)
         return 2
@@ -245,8 +275,15 @@ def main(argv: list[str]) -> int:
                 if key != after:
                     print(f"{out.name}/{name}\n  after     {after[:140]}\n  narrowing {key[:140]}")
             counts.append(len(set(projected)))
+        if alone:
+            # on the keys as saved: what the campaign's own keying would have made of them
+            keyed = [alone_key(out / "findings" / name, saved, specs, dialect, judge) for name, saved, _, _ in rows]
+            for (name, saved, *_), key in zip(rows, keyed):
+                if key != saved:
+                    print(f"{out.name}/{name}\n  saved     {saved[:140]}\n  alone     {key[:140]}")
+            counts.append(len(set(keyed)))
         table.append((out.name, len(rows), *counts))
-    columns = ("saved", "before", "after") + (("narrowing",) if narrowing else ())
+    columns = ("saved", "before", "after") + (("narrowing",) if narrowing else ()) + (("alone",) if alone else ())
     print(f"\n{'campaign':<20} {'findings':>8} " + " ".join(f"{c:>9}" for c in columns) + "   (distinct root keys)")
     for name, findings, *counts in table:
         print(f"{name:<20} {findings:>8} " + " ".join(f"{c:>9}" for c in counts))
