@@ -52,7 +52,8 @@ def apply_passes(mod, config: dict):
             try:
                 mod = _run(before, pass_)
             except Exception as exc:  # the pass raised: the pass within it that raises alike, for titles
-                setattr(exc, INNER_PASSES, _innermost(pass_, step, before, failure_key(exc, ill_formed=False), returned))
+                key = failure_key(exc, ill_formed=False)
+                setattr(exc, INNER_PASSES, _innermost(pass_, step, before, key, returned))
                 raise
             try:
                 check_output(returned, mod)
