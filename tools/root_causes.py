@@ -50,16 +50,16 @@ from hirfuzz.campaign.judge import Judge  # noqa: E402
 from hirfuzz.campaign.reducer import _PREFIXES  # noqa: E402
 from hirfuzz.campaign.reduction_steps import failure_position  # noqa: E402
 from hirfuzz.core.calls import call_records  # noqa: E402
-from hirfuzz.core.finding import ROOT, failed_pass_of, root_key, stale_type_carrier  # noqa: E402
-from hirfuzz.core.finding import Finding  # noqa: E402
+from hirfuzz.core.finding import (ROOT, Finding, failed_pass_of, pass_failed_in, pass_root_key,  # noqa: E402
+                                  root_key, stale_type_carrier)
 from hirfuzz.core.graph import Graph  # noqa: E402
-from hirfuzz.core.reduce import keep_operators  # noqa: E402
-from hirfuzz.protocol import CHECK_ONLY  # noqa: E402
 from hirfuzz.core.passes import load_catalog  # noqa: E402
+from hirfuzz.core.reduce import keep_operators  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
-from hirfuzz.dialects import load_dialect  # noqa: E402
+from hirfuzz.dialects import dialect_info, load_dialect  # noqa: E402
 from hirfuzz.dialects.base import ILL_FORMED_STAGE  # noqa: E402
 from hirfuzz.dialects.relax.passes import EVERY_LEVEL, instantiate_pass  # noqa: E402
+from hirfuzz.protocol import CHECK_ONLY  # noqa: E402
 from hirfuzz.worker import execute_case  # noqa: E402
 
 PASS_STAGES = ("passes", ILL_FORMED_STAGE)
@@ -71,15 +71,19 @@ def saved_key(finding: dict) -> str:
             or finding["signature"])
 
 
-def current_key(finding: dict, case_json: dict | None = None) -> str:
+def current_key(finding: dict, case_json: dict | None = None, one_root_cause: frozenset = frozenset()) -> str:
     """The root key hirfuzz gives a saved finding now without running it, from its signature
     and its detail (a worker's death: the fatal line of its log; a crash: the frame of TVM's
     Python that raised it): a crash in a pass no frame places is keyed on the pass that raised
     where the finding says (extra.failed_pass), else on its reduced program's one pass; a
     ToMixedPrecision type error also on what in its reduced program (`case_json`, its
-    case.json) carries the stale type (stale_type_carrier); any other as saved."""
+    case.json) carries the stale type (stale_type_carrier); a failure in a pass of
+    `one_root_cause` (its catalog entry's) on that pass alone; any other as saved."""
     if finding["kind"] != "crash":
         return saved_key(finding)
+    failed_in = pass_failed_in(finding["extra"], finding.get("stage", "passes"))
+    if failed_in in one_root_cause:
+        return pass_root_key(failed_in)
     failed_pass = failed_pass_of(finding["extra"], finding["extra"].get("pass_names") or [], finding.get("stage", "passes"))
     construct = ""
     if case_json is not None:
@@ -215,7 +219,10 @@ def campaign_keys(out: Path, catalog, specs, dialect, judge: Judge) -> list[tupl
 
 def saved_keys(out: Path) -> list[tuple[str, str, str]]:
     """(finding folder, saved, now) root keys of each finding of `out`, nothing run (current_key)."""
-    return [(folder.name, saved_key(finding), current_key(finding, saved_case(folder)))
+    dialect = json.loads((out / "campaign.json").read_text())["settings"].get("dialect", "relax")
+    catalog = load_catalog(builtin=dialect_info(dialect).catalog)
+    one_root_cause = frozenset(name for name, entry in catalog.entries.items() if entry.one_root_cause)
+    return [(folder.name, saved_key(finding), current_key(finding, saved_case(folder), one_root_cause))
             for folder, finding in saved_findings(out)]
 
 

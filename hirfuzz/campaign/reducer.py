@@ -34,7 +34,8 @@ from ..core.passes import describe as describe_passes
 from .report import bug_report
 from .sandbox import Worker, WorkerError
 from .target_independence import judge_target
-from ..core.finding import Finding, failed_pass_of, root_key, short_id, stale_type_carrier
+from ..core.finding import (Finding, failed_pass_of, pass_failed_in, pass_root_key, root_key, short_id,
+                            stale_type_carrier)
 from ..protocol import GRADIENT, decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
 from .reduction_budget import FindingBudget, ReductionShare
@@ -367,6 +368,10 @@ class Reduction:
         detail is the reduced program's once confirmed), a disruptive finding."""
         if job.folder != "findings" or state.case.disruption is not None:
             return None
+        failed_in = pass_failed_in(state.finding.extra, state.finding.stage)
+        entry = self.host.catalog.entries.get(failed_in) if failed_in else None
+        if state.finding.kind == "crash" and entry is not None and entry.one_root_cause:
+            return pass_root_key(failed_in)
         if state.alone is not None:  # an operator of it fails alone: that failure is the root (operator_alone)
             alone = state.alone
             state.finding.extra["keyed_as"] = {"operator": alone.op, "message": alone.found.message[:300]}

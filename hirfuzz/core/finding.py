@@ -397,6 +397,23 @@ def death_root_key(signal: str, log: str) -> str | None:
     return f"{ROOT}|crash|{signal}|{where}|{what[:ROOT_MESSAGE]}"
 
 
+def pass_root_key(pass_name: str) -> str:
+    """The root key of any failure of a pass whose catalog entry says its failures are one
+    root cause (core.passes.PassEntry.one_root_cause)."""
+    return f"{ROOT}|pass|{pass_name}|one root cause"
+
+
+def pass_failed_in(finding_extra: dict, stage: str) -> str | None:
+    """The pass a crash, an ill-formed output or a worker's death failed in, the innermost
+    that fails alike where the worker found one; None where it failed elsewhere."""
+    if stage == "worker":
+        return (finding_extra.get("died_in") or {}).get("pass")
+    if stage not in ("passes", "ill_formed_after_pass"):
+        return None
+    return (finding_extra.get("innermost_pass") or finding_extra.get("failed_pass")
+            or finding_extra.get("blamed_pass"))
+
+
 def failed_pass_of(extra: dict, pass_names: list[str], stage: str = "passes") -> str | None:
     """The pass a crash's root key names where no TVM frame places it: the pass that raised,
     as the worker said (extra "failed_pass": of the sequence, or inside the build), else, in

@@ -29,7 +29,7 @@ from ..errors import HirfuzzError
 
 PHASES = ("high-level", "legalisation", "lowering")
 _KEYS = {"name", "import", "args", "phase", "requires", "establishes", "ends", "preserves_results",
-         "approximation", "draw", "runs_inside_it", "note"}
+         "approximation", "draw", "runs_inside_it", "one_root_cause", "note"}
 _APPROXIMATION_KEYS = {"rtol", "atol", "max_magnitude"}
 
 
@@ -49,6 +49,10 @@ class PassEntry:
     # TVM's passes this one runs inside itself (not as a Sequential's constituents), each of
     # which can run alone: blamed where it alone fails alike (dialects.base.innermost_failing)
     runs_inside_it: tuple[str, ...] = ()
+    # every failure this pass shows is one root cause (its rewrite is one small function whose
+    # fault shows as several messages, or as a death: the note says which), so a finding that
+    # fails in it is keyed on the pass alone (core.finding.pass_root_key)
+    one_root_cause: bool = False
     import_path: str | None = None                      # "package.module:factory"
     search_dir: str | None = None                       # where the user's catalog lives
     source: str = ""                                    # the catalog file it came from
@@ -108,7 +112,7 @@ def _read_entry(where: str, raw, search_dir: str, source: str) -> PassEntry:
     inside = raw.get("runs_inside_it") or []
     if not isinstance(inside, list) or not all(isinstance(p, str) and p for p in inside):
         raise HirfuzzError(f"{where}: 'runs_inside_it' is a list of pass names")
-    for key in ("preserves_results", "draw"):
+    for key in ("preserves_results", "draw", "one_root_cause"):
         if key in raw and not isinstance(raw[key], bool):
             raise HirfuzzError(f"{where}: '{key}' is true or false")
     imp = raw.get("import")
@@ -119,7 +123,7 @@ def _read_entry(where: str, raw, search_dir: str, source: str) -> PassEntry:
     preserves = raw.get("preserves_results", True)
     return PassEntry(name, phase, args, props["requires"], props["establishes"], props["ends"], preserves,
                      _read_approximation(where, raw.get("approximation"), preserves), raw.get("draw", True),
-                     tuple(inside), imp, search_dir, source, raw.get("note", ""))
+                     tuple(inside), raw.get("one_root_cause", False), imp, search_dir, source, raw.get("note", ""))
 
 
 def _read_approximation(where: str, raw, preserves: bool) -> dict | None:
