@@ -6,9 +6,9 @@ tools/root_causes.py --narrowing keys a finding on the first pass of its failing
 whose output has a call typed narrower than its operator infers (narrowing.narrowed_calls),
 without checking that the narrowing is what fails later. This tool checks it: for each
 crash finding (a worker's death included) whose failing configuration (case.json's last)
-has such a pass, the configuration runs again as a campaign runs it (worker.execute_case:
-passes each checked well-formed, then the build unless it is check-only; nothing run), once
-as saved (before) and once with `WidenNarrowedCalls` (narrowing.widened: each narrowed
+has such a pass (one whose output has narrowed calls its input has not), the configuration
+runs again as a campaign runs it (worker.execute_case: passes each checked well-formed, then
+the build unless it is check-only; nothing run), once as saved (before) and once with `WidenNarrowedCalls` (narrowing.widened: each narrowed
 binding gets back the match_cast that checked it) inserted right after that pass (after).
 A failure that goes away after is caused by the narrowing; one that stays is not.
 
@@ -32,27 +32,25 @@ CHILD_SECONDS = 600
 HEAD = 110  # characters of a message shown
 
 
-def first_narrowing_step(case_json: dict, config: dict) -> dict:
-    """{"position", "pass", "calls"}: the first step of `config` whose output has a narrowed
-    call, run one pass at a time as apply_passes does; {} where none has (or a pass raises
-    first: nothing it outputs)."""
-    import tvm
+def first_narrowing(case_json: dict, config: dict) -> dict:
+    """{"position", "pass", "calls", "left", "well_formed"}: the first step of `config` whose
+    output has narrowed calls its input has not (narrowing.first_narrowing_step), and what
+    widening its output leaves (widening_check); {} where none has (or a pass raises first:
+    nothing it outputs)."""
     from hirfuzz.core.spec import load_specs
     from hirfuzz.dialects import load_dialect
-    from hirfuzz.dialects.relax.narrowing import narrowed_calls
-    from hirfuzz.dialects.relax.passes import _run, instantiate_pass
+    from hirfuzz.dialects.relax.narrowing import first_narrowing_step
     from root_causes import lowering_request
     mod = load_dialect("relax").lower(lowering_request(case_json, load_specs()))
-    with tvm.transform.PassContext(opt_level=config["opt_level"]):
-        for position, step in enumerate(config.get("passes") or []):
-            try:
-                mod = _run(mod, instantiate_pass(step))
-            except Exception:  # noqa: BLE001 - the pass fails before any narrowing
-                return {}
-            calls = narrowed_calls(mod)
-            if calls:
-                return {"position": position, "pass": step["name"], "calls": calls, **widening_check(mod)}
-    return {}
+    steps = config.get("passes") or []
+    try:
+        narrowing = first_narrowing_step(mod, steps, config["opt_level"])
+    except Exception:  # noqa: BLE001 - a pass fails before any narrowing
+        return {}
+    if narrowing is None:
+        return {}
+    return {"position": narrowing.position, "pass": steps[narrowing.position]["name"], "calls": narrowing.calls,
+            **widening_check(narrowing.output)}
 
 
 def widening_check(mod) -> dict:
@@ -115,7 +113,7 @@ def child(args: list[str]) -> int:
     case_json = json.loads((folder / "case.json").read_text())
     config = case_json["configs"][-1]
     if what == "probe":
-        answer = first_narrowing_step(case_json, config)
+        answer = first_narrowing(case_json, config)
     else:
         answer = failure(case_json, with_widening_after(config, int(args[2])) if len(args) > 2 else config)
     print(json.dumps(answer))

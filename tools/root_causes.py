@@ -54,7 +54,7 @@ from hirfuzz.core.passes import load_catalog  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
 from hirfuzz.dialects import load_dialect  # noqa: E402
 from hirfuzz.dialects.base import ILL_FORMED_STAGE  # noqa: E402
-from hirfuzz.dialects.relax.narrowing import narrowed_calls  # noqa: E402
+from hirfuzz.dialects.relax.narrowing import first_narrowing_step, new_narrowed_calls  # noqa: E402
 from hirfuzz.dialects.relax.passes import EVERY_LEVEL, instantiate_pass  # noqa: E402
 from hirfuzz.worker import execute_case  # noqa: E402
 
@@ -113,23 +113,24 @@ def rerun_key(case_json: dict, config: dict, specs, dialect, judge: Judge) -> st
 
 
 NARROWED = "a call is typed narrower than its operator infers"
+
+
 def first_narrowing(case_json: dict, config: dict, specs, dialect, catalog) -> str | None:
     """The first pass of `config` (or the first pass it runs inside itself that does so
     alone, on its input, at every level as a campaign's search does) whose output has a
-    narrowed call; None where none has."""
+    narrowed call its input has not; None where none has."""
     mod = dialect.lower(lowering_request(case_json, specs))
-    with tvm.transform.PassContext(opt_level=config["opt_level"]):
-        for step in config["passes"]:
-            before, mod = mod, tvm.transform.Sequential([instantiate_pass(step)])(mod)
-            if not narrowed_calls(mod):
-                continue
-            entry = catalog.entries.get(step["name"])
-            with tvm.transform.PassContext(opt_level=EVERY_LEVEL):
-                for inner in (entry.runs_inside_it if entry else []):
-                    if narrowed_calls(instantiate_pass({"name": inner, "args": {}})(before)):
-                        return inner
-            return step["name"]
-    return None
+    narrowing = first_narrowing_step(mod, config["passes"], config["opt_level"])
+    if narrowing is None:
+        return None
+    step = config["passes"][narrowing.position]
+    entry = catalog.entries.get(step["name"])
+    with tvm.transform.PassContext(opt_level=EVERY_LEVEL):
+        for inner in (entry.runs_inside_it if entry else []):
+            inner_output = instantiate_pass({"name": inner, "args": {}})(narrowing.input)
+            if new_narrowed_calls(narrowing.input, inner_output):
+                return inner
+    return step["name"]
 
 
 def narrowing_key(folder: Path, key: str, specs, dialect, catalog) -> str:

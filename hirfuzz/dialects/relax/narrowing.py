@@ -13,6 +13,8 @@ that goes away on the widened module is one the narrowing causes (tools/narrowin
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import tvm
 from tvm import relax
 from tvm.relax.analysis import BaseCheckResult, type_base_check
@@ -46,6 +48,37 @@ def narrowed_calls(mod) -> list[str]:
         if isinstance(func, relax.Function):
             relax.analysis.post_order_visit(func, visit)
     return found
+
+
+def new_narrowed_calls(before, after) -> list[str]:
+    """The narrowed calls of `after` that `before` has not: those a pass made. A call is
+    "narrowed" also where its type and the inferred one are equal but TVM cannot prove
+    it (a split typed T.min(1, n) where it infers T.max(T.min(1, n) - T.min(0, n), 0));
+    such a call, left as it was by a pass, is none of the pass's doing."""
+    already = set(narrowed_calls(before))
+    return [call for call in narrowed_calls(after) if call not in already]
+
+
+class Narrowing(NamedTuple):
+    """Where a sequence first narrows: the step's position, the calls, its input and output."""
+    position: int
+    calls: list[str]
+    input: tvm.IRModule
+    output: tvm.IRModule
+
+
+def first_narrowing_step(mod, steps: list[dict], opt_level: int) -> Narrowing | None:
+    """The first of `steps` whose output has narrowed calls its input has not, run one at a
+    time as a campaign runs them (passes.apply_passes); None where none has. A pass that
+    raises on the way raises here."""
+    from .passes import _run, instantiate_pass
+    with tvm.transform.PassContext(opt_level=opt_level):
+        for position, step in enumerate(steps):
+            before, mod = mod, _run(mod, instantiate_pass(step))
+            calls = new_narrowed_calls(before, mod)
+            if calls:
+                return Narrowing(position, calls, before, mod)
+    return None
 
 
 @mutator
