@@ -20,6 +20,9 @@ from tvm import relax
 from tvm.relax.analysis import BaseCheckResult, type_base_check
 from tvm.relax.expr_functor import PyExprMutator, mutator
 
+from .passes import _run, instantiate_pass
+
+
 def inferred_type(builder: relax.BlockBuilder, call: relax.Call):
     """The type `call`'s operator infers from its arguments now (the call built anew)."""
     return builder.normalize(relax.Call(call.op, call.args, call.attrs, call.ty_args)).ty
@@ -71,7 +74,6 @@ def first_narrowing_step(mod, steps: list[dict], opt_level: int) -> Narrowing | 
     """The first of `steps` whose output has narrowed calls its input has not, run one at a
     time as a campaign runs them (passes.apply_passes); None where none has. A pass that
     raises on the way raises here."""
-    from .passes import _run, instantiate_pass
     with tvm.transform.PassContext(opt_level=opt_level):
         for position, step in enumerate(steps):
             before, mod = mod, _run(mod, instantiate_pass(step))
