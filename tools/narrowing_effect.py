@@ -10,7 +10,10 @@ has such a pass (one whose output has narrowed calls its input has not), the con
 runs again as a campaign runs it (worker.execute_case: passes each checked well-formed, then
 the build unless it is check-only; nothing run), once as saved (before) and once with `WidenNarrowedCalls` (narrowing.widened: each narrowed
 binding gets back the match_cast that checked it) inserted right after that pass (after).
-A failure that goes away after is caused by the narrowing; one that stays is not.
+A failure that goes away after is caused by the narrowing; one that stays is not. Each row
+also says whether the narrowing pass's output prints as TVMScript that parses back as
+itself: where it does, the later failure needs no narrowing pass (a user can write the
+narrowed program), so it is the later pass's too.
 
 Each run is a child process (a pass may kill it). Prints one row per finding of the
 campaign: its narrowing pass and calls, and its failure before and after; then, per
@@ -33,10 +36,10 @@ HEAD = 110  # characters of a message shown
 
 
 def first_narrowing(case_json: dict, config: dict) -> dict:
-    """{"position", "pass", "calls", "left", "well_formed"}: the first step of `config` whose
-    output has narrowed calls its input has not (narrowing.first_narrowing_step), and what
-    widening its output leaves (widening_check); {} where none has (or a pass raises first:
-    nothing it outputs)."""
+    """{"position", "pass", "calls", "parses_back", "left", "well_formed"}: the first step of
+    `config` whose output has narrowed calls its input has not (narrowing.first_narrowing_step),
+    whether that output parses back, and what widening it leaves (widening_check); {} where
+    none has (or a pass raises first: nothing it outputs)."""
     from hirfuzz.core.spec import load_specs
     from hirfuzz.dialects import load_dialect
     from hirfuzz.dialects.relax.narrowing import first_narrowing_step
@@ -50,7 +53,19 @@ def first_narrowing(case_json: dict, config: dict) -> dict:
     if narrowing is None:
         return {}
     return {"position": narrowing.position, "pass": steps[narrowing.position]["name"], "calls": narrowing.calls,
-            **widening_check(narrowing.output)}
+            "parses_back": parses_back(narrowing.output), **widening_check(narrowing.output)}
+
+
+def parses_back(mod) -> str:
+    """Whether `mod` printed as TVMScript parses back as itself ("strictly": TVM's parser
+    checks it well-formed too), i.e. whether a user could write the narrowed program, and
+    the rest of the sequence fail on it with no narrowing pass before."""
+    from hirfuzz.dialects.relax.text import module_to_script
+    try:
+        text, _ = module_to_script(mod)
+    except Exception as exc:  # noqa: BLE001 - the answer is that it does not
+        return f"no: {(str(exc).strip().splitlines() or [type(exc).__name__])[-1][:HEAD]}"
+    return "strictly" if "check_well_formed=False" not in text else "only unchecked"
 
 
 def widening_check(mod) -> dict:
@@ -98,9 +113,12 @@ def failure(case_json: dict, config: dict) -> dict:
 
 
 def in_child(*args: str) -> dict:
-    """This tool's answer to `--child ARGS` from a child process; a death says so."""
-    done = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True,
-                          timeout=CHILD_SECONDS, cwd=ROOT)
+    """This tool's answer to `--child ARGS` from a child process; a death or a hang says so."""
+    try:
+        done = subprocess.run([sys.executable, __file__, "--child", *args], capture_output=True, text=True,
+                              timeout=CHILD_SECONDS, cwd=ROOT)
+    except subprocess.TimeoutExpired:
+        return {"status": "hangs", "key": "hang", "message": f"no answer in {CHILD_SECONDS} s"}
     if done.returncode != 0:
         tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
         return {"status": "dies", "key": f"exit {done.returncode}", "message": tail}
@@ -126,7 +144,7 @@ def measure(folder: Path) -> dict | None:
     finding = json.loads((folder / "finding.json").read_text())
     if finding["kind"] != "crash" or not (folder / "case.json").is_file():
         return None
-    row = {"folder": folder.name, "saved": finding["message"], "narrowing": in_child("probe", str(folder))}
+    row = {"folder": folder.name, "narrowing": in_child("probe", str(folder))}
     if "position" not in row["narrowing"]:
         return row
     row["before"] = in_child("run", str(folder))
@@ -154,6 +172,7 @@ def print_row(campaign: str, row: dict) -> None:
           f"-> {verdict(row)}")
     for call in narrowing["calls"]:
         print(f"    narrowed  {call[:HEAD * 2]}")
+    print(f"    parses back as TVMScript: {narrowing['parses_back']}")
     if narrowing["left"] or narrowing["well_formed"]:
         print(f"    WIDENING  leaves {narrowing['left']}; ill-formed: {narrowing['well_formed'][:HEAD]}")
     for when in ("before", "after"):
@@ -161,6 +180,11 @@ def print_row(campaign: str, row: dict) -> None:
         print(f"    {when:<9} {answer['status']}: {answer['message'][:HEAD]}")
         if answer["key"]:
             print(f"    {'':<9} key {answer['key'][:HEAD]}")
+
+
+def campaign_name(out: Path) -> str:
+    """A campaign's folder and the one above it (bench19/relax-now): names repeat across benches."""
+    return f"{out.resolve().parent.name}/{out.resolve().name}"
 
 
 def main(argv: list[str]) -> int:
@@ -180,13 +204,13 @@ def main(argv: list[str]) -> int:
             if row is None:
                 continue
             rows.append(row)
-            print_row(out.name, row)
+            print_row(campaign_name(out), row)
             sys.stdout.flush()
         narrowed = [row for row in rows if "position" in row["narrowing"]]
-        summary.append((out.name, len(rows), len(narrowed), sum(verdict(r) == "CLEARED" for r in narrowed)))
-    print(f"\n{'campaign':<20} {'crashes':>8} {'narrowed':>9} {'cleared':>8}")
+        summary.append((campaign_name(out), len(rows), len(narrowed), sum(verdict(r) == "CLEARED" for r in narrowed)))
+    print(f"\n{'campaign':<28} {'crashes':>8} {'narrowed':>9} {'cleared':>8}")
     for name, crashes, narrowed, cleared in summary:
-        print(f"{name:<20} {crashes:>8} {narrowed:>9} {cleared:>8}")
+        print(f"{name:<28} {crashes:>8} {narrowed:>9} {cleared:>8}")
     return 0
 
 

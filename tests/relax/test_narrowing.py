@@ -185,3 +185,30 @@ def test_the_first_narrowing_step_is_the_one_that_narrows_not_one_that_keeps_a_n
     narrowing = first_narrowing_step(SinCastBackToStatic, [normalize, canonicalize, normalize], opt_level=3)
     assert (narrowing.position, len(narrowing.calls)) == (1, 2)
     assert narrowed_calls(narrowing.input) == [] and len(narrowed_calls(narrowing.output)) == 2
+
+
+def test_a_narrowed_program_is_one_a_user_can_write():
+    """TVM's parser takes the narrowed program back as it is (its well-formedness check
+    included) and FoldConstant fails on it alone: the later failure needs no narrowing pass
+    (tools/narrowing_effect.py's "parses back" column)."""
+    from narrowing_effect import parses_back
+    narrow = canonical(AsinhThroughSymbolicDims)
+    assert parses_back(narrow) == "strictly"
+    reparsed = tvm.script.from_source(narrow.script())
+    assert len(narrowed_calls(reparsed)) == 1
+    with tvm.transform.PassContext(opt_level=3):
+        with pytest.raises(AssertionError, match="emit_te now only supports Tensor that has ShapeExpr shape"):
+            relax.transform.FoldConstant()(reparsed)
+
+
+def test_narrowing_effect_finds_a_campaign_finding_caused_by_its_narrowing():
+    """tools/narrowing_effect.py end to end on a saved finding (bench19 relax-now 0029, its
+    case.json as saved): CanonicalizeBindings narrows asinh, FoldConstant then fails, and
+    with the widening step after CanonicalizeBindings the configuration passes."""
+    from conftest import ROOT
+    from narrowing_effect import measure, verdict
+    row = measure(ROOT / "tests" / "relax" / "data" / "narrowing-finding")
+    assert (row["narrowing"]["pass"], row["narrowing"]["left"]) == ("CanonicalizeBindings", [])
+    assert row["before"]["status"] == "fails" and "emit_te now only supports" in row["before"]["message"]
+    assert row["after"]["status"] == "passes"
+    assert verdict(row) == "CLEARED"
