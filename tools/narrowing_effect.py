@@ -64,7 +64,8 @@ def parses_back(mod) -> str:
     try:
         text, _ = module_to_script(mod)
     except Exception as exc:  # noqa: BLE001 - the answer is that it does not
-        return f"no: {(str(exc).strip().splitlines() or [type(exc).__name__])[-1][:HEAD]}"
+        # the parser's message leads; its source excerpt follows
+        return f"no: {(str(exc).strip().splitlines() or [type(exc).__name__])[0][:HEAD]}"
     return "strictly" if "check_well_formed=False" not in text else "only unchecked"
 
 
