@@ -5,7 +5,7 @@
 A campaign's cases (campaign.cases.CaseMaker, default settings, four check-only sequences
 per case besides its own) have each of their pass sequences run one pass at a time, each
 case in a child process (a pass that kills it costs that case, counted). After each pass, every operator call typed narrower than its operator infers from
-its arguments now (root_causes.narrowed_calls), and not so in the pass's input, is a
+its arguments now (dialects/relax/narrowing.narrowed_calls), and not so in the pass's input, is a
 trigger of that pass. Calls whose type is not inferred from their arguments (call_tir,
 call_dps_packed, the packed calls, any call with explicit output types) are left out.
 

@@ -20,14 +20,15 @@ cannot run (it lowers with Relax): use --saved for them.
 
 --narrowing projects a check hirfuzz does not make (issue 27's "one finding per root
 cause", the CanonicalizeBindings family): after each pass of a finding's failing
-sequence, is any call typed narrower than its operator infers from its arguments now (a
-static shape where inference gives a symbolic one: a match_cast dropped, nothing checks
-the claim at run time)? A finding whose sequence has such a pass is keyed on the first
+sequence, is any call typed narrower than its operator infers from its arguments now
+(dialects/relax/narrowing.narrowed_calls: a static shape where inference gives a symbolic
+one: a match_cast dropped, nothing checks the claim at run time)? A finding whose sequence has such a pass is keyed on the first
 one (or on the first pass it runs inside itself that narrows alike, alone), whatever
 fails later; the others keep their key. TVM's well_formed makes this check only for
 call_tir (its FValidate). A projection: that the narrowed call is what fails later is
-not checked (a program may carry it and fail for another reason), which is why no
-campaign keys findings so. Nor is the narrowing itself a TVM bug: tools/narrowing_triggers.py
+not checked here (a program may carry it and fail for another reason), which is why no
+campaign keys findings so; tools/narrowing_effect.py checks it (the failure with the
+narrowing undone: narrowing.widened). Nor is the narrowing itself a TVM bug: tools/narrowing_triggers.py
 finds each one a known refinement (CanonicalizeBindings substitutes the constants a kept
 match_cast binds the symbols to, then drops the match_cast this made trivial), so it is no
 well-formedness check either.
@@ -42,8 +43,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import tvm  # noqa: E402
-from tvm import relax  # noqa: E402
-from tvm.relax.analysis import type_base_check  # noqa: E402
 
 from hirfuzz.campaign.cases import Case  # noqa: E402
 from hirfuzz.campaign.judge import Judge  # noqa: E402
@@ -58,6 +57,7 @@ from hirfuzz.core.reduce import keep_operators  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
 from hirfuzz.dialects import dialect_info, load_dialect  # noqa: E402
 from hirfuzz.dialects.base import ILL_FORMED_STAGE  # noqa: E402
+from hirfuzz.dialects.relax.narrowing import first_narrowing_step, new_narrowed_calls  # noqa: E402
 from hirfuzz.dialects.relax.passes import EVERY_LEVEL, instantiate_pass  # noqa: E402
 from hirfuzz.protocol import CHECK_ONLY  # noqa: E402
 from hirfuzz.worker import execute_case  # noqa: E402
@@ -121,43 +121,24 @@ def rerun_key(case_json: dict, config: dict, specs, dialect, judge: Judge) -> st
 
 
 NARROWED = "a call is typed narrower than its operator infers"
-PASSED = 3  # relax.analysis.BaseCheckResult.PASS
-
-
-def narrowed_calls(mod) -> list[str]:
-    """The operator calls of `mod` whose type is not a base of the type their operator
-    infers from their arguments now ("relax.sin: R.Tensor((6, 1, 4, 2)) where it infers
-    R.Tensor((n6, 1, n4, n2))")."""
-    builder, found = relax.BlockBuilder(mod), []
-
-    def visit(expr):
-        if isinstance(expr, relax.Call) and isinstance(expr.op, tvm.ir.Op):
-            inferred = builder.normalize(relax.Call(expr.op, expr.args, expr.attrs, expr.ty_args)).ty
-            if int(type_base_check(expr.ty, inferred)) != PASSED:
-                found.append(f"{expr.op.name}: {expr.ty} where it infers {inferred}")
-    for func in mod.functions.values():
-        if isinstance(func, relax.Function):
-            relax.analysis.post_order_visit(func, visit)
-    return found
 
 
 def first_narrowing(case_json: dict, config: dict, specs, dialect, catalog) -> str | None:
     """The first pass of `config` (or the first pass it runs inside itself that does so
     alone, on its input, at every level as a campaign's search does) whose output has a
-    narrowed call; None where none has."""
+    narrowed call its input has not; None where none has."""
     mod = dialect.lower(lowering_request(case_json, specs))
-    with tvm.transform.PassContext(opt_level=config["opt_level"]):
-        for step in config["passes"]:
-            before, mod = mod, tvm.transform.Sequential([instantiate_pass(step)])(mod)
-            if not narrowed_calls(mod):
-                continue
-            entry = catalog.entries.get(step["name"])
-            with tvm.transform.PassContext(opt_level=EVERY_LEVEL):
-                for inner in (entry.runs_inside_it if entry else []):
-                    if narrowed_calls(instantiate_pass({"name": inner, "args": {}})(before)):
-                        return inner
-            return step["name"]
-    return None
+    narrowing = first_narrowing_step(mod, config["passes"], config["opt_level"])
+    if narrowing is None:
+        return None
+    step = config["passes"][narrowing.position]
+    entry = catalog.entries.get(step["name"])
+    with tvm.transform.PassContext(opt_level=EVERY_LEVEL):
+        for inner in (entry.runs_inside_it if entry else []):
+            inner_output = instantiate_pass({"name": inner, "args": {}})(narrowing.input)
+            if new_narrowed_calls(narrowing.input, inner_output):
+                return inner
+    return step["name"]
 
 
 def narrowing_key(folder: Path, key: str, specs, dialect, catalog) -> str:

@@ -396,10 +396,10 @@ class StaticShapeThroughSymbolicSin:
 
 
 def test_the_projected_check_finds_the_call_canonicalize_bindings_types_narrower_than_inferred():
-    """tools/root_causes.py --narrowing: the call TVM 0.27's CanonicalizeBindings leaves
+    """tools/root_causes.py --narrowing (narrowing.narrowed_calls): the call TVM 0.27's CanonicalizeBindings leaves
     typed static where its operator infers a symbolic shape is found, in its output only;
     CalleeOutsideDataflow's canonical form, whose types are all as inferred, has none."""
-    from root_causes import narrowed_calls
+    from hirfuzz.dialects.relax.narrowing import narrowed_calls
     canonical = relax.transform.CanonicalizeBindings()
     relax.analysis.well_formed(canonical(StaticShapeThroughSymbolicSin))  # TVM's check holds
     assert narrowed_calls(StaticShapeThroughSymbolicSin) == []
