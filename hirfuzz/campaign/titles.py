@@ -23,7 +23,7 @@ import yaml
 from ..dialects import dialect_infos
 from ..core.targets import target_kind, target_label
 from ..protocol import describe_config
-from .oracles import definition
+from .oracles import Oracle, definition
 
 TITLE_WIDTH = 100
 MIN_DETAIL = 30   # a head must leave this much room for the detail (or all of a shorter one)
@@ -42,6 +42,7 @@ class Situation(str, Enum):
     WRONG_RESULT_AFTER_PASSES = "wrong-result-after-passes"
     WRONG_RESULT = "wrong-result"
     WRONG_RESULT_ELSEWHERE = "wrong-result-elsewhere"
+    WRONG_GRADIENT = "wrong-gradient"
     POOR_DIAGNOSTIC = "poor-diagnostic"
     SILENT_ACCEPTANCE = "silent-acceptance"
 
@@ -229,6 +230,8 @@ def situation(finding: dict) -> Situation:
         return Situation.ILL_FORMED_OUTPUT
     if extra.get("violation"):
         return Situation.SILENT_ACCEPTANCE if kind == "silent-acceptance" else Situation.POOR_DIAGNOSTIC
+    if kind == "wrong-result" and finding["oracle"] == Oracle.GRADIENT.value:
+        return Situation.WRONG_GRADIENT
     if kind == "wrong-result":
         if after_passes:
             return Situation.WRONG_RESULT_AFTER_PASSES
@@ -389,6 +392,8 @@ def _config_phrase(config: dict | None) -> str:
 def _detail(finding: dict, values: dict, situation_: Situation) -> str:
     if situation_ is Situation.SILENT_ACCEPTANCE:
         return values.get("violation_detail", "")
+    if situation_ is Situation.WRONG_GRADIENT:  # what differs, the third field of its signature
+        return phrases()["gradient_differs"].get(finding["signature"].split("|")[2], "")
     if situation_ in (Situation.WRONG_RESULT, Situation.WRONG_RESULT_AFTER_PASSES, Situation.WRONG_RESULT_ELSEWHERE,
                       Situation.HANG, Situation.HANG_AFTER_PASSES):
         return ""

@@ -212,6 +212,11 @@ SITUATIONS = [
       "message": "result 0 (cumsum:uint32) differs from the NumPy reference under vm on llvm (opt_level 3, default "
                  "pipeline): 1 of 2 elements differ", "extra": {"config": CONFIG}},
      Situation.WRONG_RESULT_ELSEWHERE, "[Bug][Relax] cumsum (uint32) computes a wrong result under vm on llvm"),
+    # the gradient oracle's: what differs is its signature's (oracles/gradient.py), not "a wrong result"
+    ({"kind": "wrong-result", "oracle": "gradient", "stage": "run", "signature": "wrong-result|gradient|shape|cumsum",
+      "message": "the gradient of sum(main's float results) differs: x0's gradient has shape [2, 1], its parameter "
+                 "[2] under its autodiff, built on llvm", "extra": {"config": CONFIG}},
+     Situation.WRONG_GRADIENT, "[Bug][Relax] the gradient of cumsum (uint32) has the wrong shape"),
 ]
 
 
