@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from ..core.violation_key import MISSING_CHECK
-from ..protocol import REPRO_MARK
+from ..protocol import GRADIENT_PASS, REPRO_MARK
 from .counterpart import counterpart_sentence
 from .outdir import OutputError, write_atomic
 from .titles import METADATA_NOTE, collapse_dumps, message_error, shorten, split_exception, title
@@ -29,6 +29,8 @@ def _expected(finding: dict, info) -> str:
         return "The results equal NumPy's, within the tolerances in the script's check."
     if kind == "hang":
         return "Building and running this small program finishes within seconds."
+    if stage == "passes" and extra.get("failed_pass") == GRADIENT_PASS:
+        return f"{info.gradient_support().AUTODIFF_PASS} differentiates the valid module without error."
     if stage == "passes":
         return f"The passes ({extra.get('passes')}) transform the valid module without error."
     return f"The program is valid, so {info.build_words} compiles it and it runs."

@@ -20,9 +20,9 @@ from importlib import resources
 
 import yaml
 
-from ..dialects import dialect_infos
+from ..dialects import dialect_info, dialect_infos
 from ..core.targets import target_kind, target_label
-from ..protocol import describe_config
+from ..protocol import GRADIENT_PASS, describe_config
 from .oracles import Oracle, definition
 
 TITLE_WIDTH = 100
@@ -256,6 +256,8 @@ def message_error(finding: dict) -> str:
     under = message.rfind(" under ")
     if config and under >= 0 and message.endswith(describe_config(config, with_passes=False)):
         message = message[:under]
+    if finding["oracle"] == Oracle.GRADIENT.value:  # its words for its configuration (oracles/gradient.py)
+        message = message.removesuffix(definition(finding["oracle"]).under(config or {}, ""))
     message = message.split(" left an ill-formed module: ", 1)[-1]
     violation = finding.get("extra", {}).get("violation")
     if violation:
@@ -307,10 +309,13 @@ def _died_in_pass(finding: dict) -> str | None:
     return finding.get("extra", {}).get("died_in", {}).get("pass")
 
 
-def _subject(finding: dict) -> str:
-    """The pass to blame: the one whose output is ill-formed or that raised, or the
-    minimal sequence after which the program breaks."""
+def _subject(finding: dict, dialect: str) -> str:
+    """The pass to blame: the one whose output is ill-formed or that raised (the dialect's
+    autodiff, for the gradient oracle's), or the minimal sequence after which the program
+    breaks."""
     extra = finding.get("extra", {})
+    if finding["stage"] == "passes" and extra.get("failed_pass") == GRADIENT_PASS:
+        return dialect_info(dialect).gradient_support().AUTODIFF_PASS
     names = extra.get("pass_names") or []
     died_in = _died_in_pass(finding)
     if died_in:  # the worker said which pass it was in: that one, not the sequence
@@ -373,7 +378,7 @@ def _values(finding: dict, graph, plan: dict | None, dialect: str, situation_: S
     result = _RESULT.search(finding["message"])
     if result and graph is not None and graph.operators and result.group(1) not in {n.op for n in graph.operators}:
         result = None  # a result site of the program as generated: the reduced one has no such operator
-    values = {"pass": _subject(finding), "ops": _ops(graph, finding["message"]),
+    values = {"pass": _subject(finding, dialect), "ops": _ops(graph, finding["message"]),
               "features": _join(plan_features(plan, dialect)),
               "op": violation.get("op") or (result.group(1) if result else ""),
               "dtype": result.group(2) if result else violation.get("dtype", ""),

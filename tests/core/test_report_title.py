@@ -217,6 +217,11 @@ SITUATIONS = [
       "message": "the gradient of sum(main's float results) differs: x0's gradient has shape [2, 1], its parameter "
                  "[2] under its autodiff, built on llvm", "extra": {"config": CONFIG}},
      Situation.WRONG_GRADIENT, "[Bug][Relax] the gradient of cumsum (uint32) has the wrong shape"),
+    # the gradient oracle's crash in its pass: the dialect's autodiff pass is the subject
+    ({"kind": "crash", "oracle": "gradient", "stage": "passes", "message": "InternalError: partials number != "
+      "inputs number under its autodiff, built on llvm",
+      "extra": {"config": {**CONFIG, "oracle": "gradient", "gradient": "float64"}, "failed_pass": "Gradient"}},
+     Situation.PASS_CRASH, "[Bug][Relax] Gradient crashes on cumsum (uint32): partials number != inputs number"),
 ]
 
 

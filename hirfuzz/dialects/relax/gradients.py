@@ -15,6 +15,9 @@ from ...core.graph import Graph
 
 # the Relax ops hirfuzz's specs call whose op registers FPrimalGradient in apache-tvm 0.27
 # (tests/relax/test_gradient_oracle.py checks this against TVM's registry)
+# the pass that differentiates a program (worker: protocol.GRADIENT_PASS), as titles and reports name it
+AUTODIFF_PASS = "Gradient"  # relax.transform.Gradient
+
 GRADIENT_OPS = frozenset({
     "abs", "add", "astype", "broadcast_to", "concat", "cos", "cumsum", "divide", "equal", "exp", "expand_dims",
     "full_like", "greater", "greater_equal", "less", "less_equal", "log", "matmul", "maximum", "mean", "minimum",

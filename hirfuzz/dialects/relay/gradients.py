@@ -18,6 +18,9 @@ from ...core.graph import Graph
 # the Relay ops hirfuzz's specs call whose op registers FPrimalGradient in TVM 0.19
 # (tests/relay/test_relay_gradient_oracle.py checks this against TVM's registry). The
 # composites ("hirfuzz.*", several ops) are left out: not every op inside one has a gradient.
+# the pass that differentiates a program (worker: protocol.GRADIENT_PASS), as titles and reports name it
+AUTODIFF_PASS = "FirstOrderGradient"  # relay.transform.FirstOrderGradient
+
 GRADIENT_OPS = frozenset({
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "cast", "clip", "concatenate", "cos", "cosh",
     "divide", "erf", "exp", "less_equal", "log", "max", "mean", "multiply", "negative", "nn.batch_flatten",
