@@ -8,7 +8,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Callable
 
 from ..core.finding import Finding
-from ..core.gradients import GRAD, expected_gradients, float_variables
+from ..core.gradients import GRAD, expected_gradients, float_variables, loss_tolerance
 from ..core.oracle import Approximation, TargetTolerance, judged_facts
 from ..dialects.reproducer import violating_call, with_small_inputs
 from ..protocol import GRADIENT
@@ -58,7 +58,7 @@ def gradient_expectation(case, specs) -> dict:
     loss = expected["loss"]
     gradients = [(f"x{n.id}", expected["estimates"][n.id].gradient, expected["estimates"][n.id].smooth, rtol,
                   atol * expected["estimates"][n.id].scale) for n in float_variables(case.graph)]
-    return {"loss": loss, "loss_tolerance": (rtol * 10, atol * 10 * max(1.0, abs(loss))), "gradients": gradients}
+    return {"loss": loss, "loss_tolerance": loss_tolerance(expected["precision"], loss), "gradients": gradients}
 
 
 class FindingScripts:

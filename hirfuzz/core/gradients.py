@@ -24,8 +24,20 @@ FLOATS = ("float16", "float32", "float64")
 
 # gradcheck's tolerances, per the lowest float precision in the program: an element is
 # smooth where its differences agree within SMOOTH; TVM's gradient is right within GRAD
+# (rtol, atol relative to the largest difference), and its loss within LOSS (atol relative
+# to the loss). GRAD's float64 absolute part allows for the reference's own rounding, which
+# smoothness does not show: where tanh saturates to 1 - 45 ulp, acos of it stays put under
+# the step, and the differences miss that term's slope (bench20 relay-now 0025, 4e-7 off the
+# exact derivative, which TVM's gradient had to 5e-8); the oracle's bugs are off by whole values
 SMOOTH = {"float64": (1e-6, 1e-9), "float32": (1e-6, 1e-9)}
-GRAD = {"float64": (1e-5, 1e-7), "float32": (2e-3, 1e-4)}
+GRAD = {"float64": (1e-4, 1e-6), "float32": (2e-3, 1e-4)}
+LOSS = {"float64": (1e-4, 1e-6), "float32": (2e-2, 1e-3)}
+
+
+def loss_tolerance(precision: str, loss: float) -> tuple[float, float]:
+    """(rtol, atol) the loss TVM computes is judged within, against the reference's `loss`."""
+    rtol, atol = LOSS[precision]
+    return rtol, atol * max(1.0, abs(loss))
 STEP = 1e-4  # h, relative to max(1, |x|)
 
 

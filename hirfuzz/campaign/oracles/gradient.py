@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...core.finding import Finding
-from ...core.gradients import GRAD, expected_gradients, float_results, float_variables, judge_estimate
+from ...core.gradients import (expected_gradients, float_results, float_variables, judge_estimate,
+                              loss_tolerance)
 from ...core.oracle import Mismatch
 from ...dialects import dialect_info
 from ...protocol import GRADIENT
@@ -62,9 +63,9 @@ class GradientOracle(OracleDefinition):
             return [Mismatch(-1, f"the gradient program returned {len(outputs)} tensors, expected the loss and "
                                  f"{len(variables)} gradients")]
         expected = expected_gradients(case.graph, case.inputs, specs)
-        rtol, atol = GRAD[expected["precision"]]
         loss, want = float(outputs[0]), expected["loss"]
-        if not np.isclose(loss, want, rtol=rtol * 10, atol=atol * 10 * max(1.0, abs(want))):
+        rtol, atol = loss_tolerance(expected["precision"], want)
+        if not np.isclose(loss, want, rtol=rtol, atol=atol):
             return [Mismatch(0, f"the loss is {loss!r}, the reference's {want!r}")]
         found = []
         for position, (node, got) in enumerate(zip(variables, outputs[1:]), start=1):
