@@ -41,6 +41,12 @@ if TYPE_CHECKING:
     from .settings import Settings
 
 
+# the stages a pass sequence fails at: a pass raised, or left an ill-formed module
+PASS_STAGES = ("passes", ILL_FORMED_STAGE)
+# the stages after a pass sequence, which a crash or a worker's death may come at
+AFTER_PASSES = ("build", "load", "run")
+
+
 class Reduction(Protocol):
     """What a step may use of the reduction running it (reducer.Reduction, which imports
     this module): its trials on the lent worker, which count the running step's calls and
@@ -156,11 +162,15 @@ def _died_in_first(configs: list[dict], finding: Finding) -> list[dict]:
 def _failing_passes(state: Finishing, minimising: bool = False) -> bool:
     """Is the finding a pass sequence's, isolated to a configuration that runs passes?
     (`minimising`: or one whose oracle lets its sequence be minimised, never dropped; or a
-    worker that died inside one of its passes, whose signature names that pass, so that a
-    shorter sequence dying there fails alike.)"""
+    worker that died inside one of its passes, or in the build or run after them, whose
+    signature names where, so that a shorter sequence dying there fails alike.)"""
     oracle = definition(state.finding.oracle)
-    died_in_pass = bool(state.finding.extra.get("died_in", {}).get("pass"))
-    return (not state.whole and (oracle.narrows_passes or (minimising and (oracle.minimises_passes or died_in_pass)))
+    died_in = state.finding.extra.get("died_in", {})
+    # a worker that died in a pass, or in the build or run after the sequence: a shorter
+    # sequence that dies there fails alike (the signature names where), and the title and
+    # reproducer then hold only the passes the death needs
+    died_on_the_way = bool(died_in.get("pass")) or died_in.get("stage") in AFTER_PASSES
+    return (not state.whole and (oracle.narrows_passes or (minimising and (oracle.minimises_passes or died_on_the_way)))
             and bool(state.case.configs[-1]["passes"]))
 
 
@@ -380,14 +390,6 @@ class OperatorAlone:
     op: str
     found: Finding
     case: "Case"
-
-
-# the stages a pass sequence fails at: a pass raised, or left an ill-formed module
-PASS_STAGES = ("passes", ILL_FORMED_STAGE)
-
-
-# the stages after a pass sequence, which a crash or a worker's death may come at
-AFTER_PASSES = ("build", "load", "run")
 
 
 def failure_position(finding: Finding, passes: list[dict]) -> int | None:
