@@ -15,20 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from gradient_check import judge_case, known_bug
-from hirfuzz.core.graph import Graph
-
-
-def graph_of(*nodes: dict) -> Graph:
-    return Graph.from_json({"format": 1, "nodes": list(nodes)})
-
-
-def var(node_id: int, shape: list, dtype: str = "float64") -> dict:
-    return {"id": node_id, "kind": "var", "outputs": [{"shape": shape, "dtype": dtype}]}
-
-
-def op(node_id: int, name: str, inputs: list, shape: list, attrs: dict | None = None) -> dict:
-    return {"id": node_id, "kind": "op", "op": name, "dtype": "float64", "inputs": inputs,
-            "attrs": attrs or {}, "outputs": [{"shape": shape, "dtype": "float64"}]}
+from graph_json import graph_of, op, var
 
 
 def test_correct_gradient_is_judged_correct():

@@ -16,20 +16,8 @@ from hirfuzz.dialects import dialect_info, load_dialect
 from hirfuzz.dialects.relax.gradients import GRADIENT_OPS
 from hirfuzz.protocol import GRADIENT
 from hirfuzz.worker import execute_case
+from graph_json import graph_of, op, var
 from test_pass_checks import maker
-
-
-def graph_of(*nodes: dict) -> Graph:
-    return Graph.from_json({"format": 1, "nodes": list(nodes)})
-
-
-def var(node_id: int, shape: list) -> dict:
-    return {"id": node_id, "kind": "var", "outputs": [{"shape": shape, "dtype": "float64"}]}
-
-
-def op(node_id: int, name: str, inputs: list, shape: list, attrs: dict | None = None) -> dict:
-    return {"id": node_id, "kind": "op", "op": name, "dtype": "float64", "inputs": inputs,
-            "attrs": attrs or {}, "outputs": [{"shape": shape, "dtype": "float64"}]}
 
 
 def gradient_case(graph: Graph):

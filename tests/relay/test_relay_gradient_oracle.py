@@ -18,20 +18,8 @@ from hirfuzz.dialects import dialect_info
 from hirfuzz.dialects.relay.gradients import GRADIENT_OPS
 from hirfuzz.protocol import GRADIENT, decode_array
 
+from graph_json import graph_of, op, var
 from relay_env import relay_interpreter, run_in_relay
-
-
-def graph_of(*nodes: dict) -> Graph:
-    return Graph.from_json({"format": 1, "nodes": list(nodes)})
-
-
-def var(node_id: int, shape: list, dtype: str = "float64") -> dict:
-    return {"id": node_id, "kind": "var", "outputs": [{"shape": shape, "dtype": dtype}]}
-
-
-def op(node_id: int, name: str, inputs: list, shape: list, attrs: dict | None = None) -> dict:
-    return {"id": node_id, "kind": "op", "op": name, "dtype": "float64", "inputs": inputs,
-            "attrs": attrs or {}, "outputs": [{"shape": shape, "dtype": "float64"}]}
 
 
 @pytest.fixture(scope="module")
