@@ -47,7 +47,7 @@ import tvm  # noqa: E402
 from hirfuzz.campaign.cases import Case  # noqa: E402
 from hirfuzz.campaign.judge import Judge  # noqa: E402
 from hirfuzz.campaign.reducer import _PREFIXES  # noqa: E402
-from hirfuzz.campaign.reduction_steps import failure_position  # noqa: E402
+from hirfuzz.campaign.reduction_steps import PASS_STAGES, failure_position, fails_no_later  # noqa: E402
 from hirfuzz.core.calls import call_records  # noqa: E402
 from hirfuzz.core.finding import (ROOT, Finding, failed_pass_of, pass_failed_in, pass_root_key,  # noqa: E402
                                   root_key, stale_type_carrier)
@@ -56,13 +56,10 @@ from hirfuzz.core.passes import load_catalog  # noqa: E402
 from hirfuzz.core.reduce import keep_operators  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
 from hirfuzz.dialects import dialect_info, load_dialect  # noqa: E402
-from hirfuzz.dialects.base import ILL_FORMED_STAGE  # noqa: E402
 from hirfuzz.dialects.relax.narrowing import first_narrowing_step, new_narrowed_calls  # noqa: E402
 from hirfuzz.dialects.relax.passes import EVERY_LEVEL, instantiate_pass  # noqa: E402
 from hirfuzz.protocol import CHECK_ONLY  # noqa: E402
 from hirfuzz.worker import execute_case  # noqa: E402
-
-PASS_STAGES = ("passes", ILL_FORMED_STAGE)
 
 
 def saved_key(finding: dict) -> str:
@@ -173,10 +170,7 @@ def alone_key(folder: Path, key: str, specs, dialect, judge: Judge) -> str:
         case = Case(index=case_json["case"], graph=alone, inputs=[], runnable=False, expected=[], gen_ms=0.0,
                     configs=[config])
         found = judge.classify(case, execute_case(request, dialect)).finding
-        if found is None or found.stage not in PASS_STAGES:
-            continue
-        position = failure_position(found, config["passes"])
-        if position is not None and position <= latest:
+        if fails_no_later(found, config["passes"], latest):
             failed_pass = failed_pass_of(found.extra, [step["name"] for step in config["passes"]], found.stage)
             return root_key(found.signature, _PREFIXES, failed_pass, found.detail, found.message) or key
     return key

@@ -373,9 +373,7 @@ class Reduction:
         if state.finding.kind == "crash" and entry is not None and entry.one_root_cause:
             return pass_root_key(failed_in)
         if state.alone is not None:  # an operator of it fails alone: that failure is the root (operator_alone)
-            alone = state.alone
-            state.finding.extra["keyed_as"] = {"operator": alone.op, "message": alone.found.message[:300]}
-            return self._root_key_on(alone.found, alone.case)
+            return self._root_key_on(state.alone.found, state.alone.case)
         signature = state.finding.signature
         if state.finding.kind == "wrong-result":
             # the reduced program's own run; a program the reduction could not shrink is its own reduced one

@@ -406,6 +406,15 @@ def failure_position(finding: Finding, passes: list[dict]) -> int | None:
     return next((i for i, step in enumerate(passes) if step["name"] == name), None)
 
 
+def fails_no_later(found: Finding | None, passes: list[dict], latest: int) -> bool:
+    """Did an operator's trial alone (`found`) fail in a pass of `passes` at or before
+    position `latest`, where the finding it is tried for failed? (BlameOperatorAlone)"""
+    if found is None or found.stage not in PASS_STAGES:
+        return False
+    position = failure_position(found, passes)
+    return position is not None and position <= latest
+
+
 class BlameOperatorAlone(Step):
     """Each operator of the reduced program alone under the failing sequence, check-only:
     the first that fails in a pass no later than the finding failed is what the finding is
@@ -437,11 +446,9 @@ class BlameOperatorAlone(Step):
             graph, _ = keep_operators(case.graph, {node.id})
             trial = _under(reduction, reduction.variant(case, graph=graph, lowering=plain), config, finding)
             found = reduction.finding_of(trial)
-            if found is None or found.stage not in PASS_STAGES:
-                continue
-            position = failure_position(found, config["passes"])
-            if position is not None and position <= latest:
+            if fails_no_later(found, config["passes"], latest):
                 state.alone = OperatorAlone(node.op, found, trial)
+                finding.extra["keyed_as"] = {"operator": node.op, "message": found.message[:300]}
                 return case
         return case
 
