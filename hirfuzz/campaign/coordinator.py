@@ -90,7 +90,9 @@ class Campaign:
         self.tables.load(self.resumed)
         self.tables.confirmed = self.avoid_construct_of
         self.offer_saved_constructs()
-        self.reductions = Reductions(self._reduction_host(), self.cross and self._cross_reduction_host())
+        ends_at = None if settings.time_s is None else self.started + settings.time_s
+        self.reductions = Reductions(self._reduction_host(), self.cross and self._cross_reduction_host(), ends_at)
+        self.supply.finish_first = lambda: self.reductions.finish_first(self.pool.jobs)
         self.tables.reductions = self.reductions
         self.reductions.restore(self.tables.signatures() | self.tables.known.signatures, self.tables.keyed_on)
         if state is not None:  # after the findings on disk and in pending/ are back
@@ -304,11 +306,12 @@ class Campaign:
         if self.reductions.failure is not None:
             raise self.reductions.failure
         self.dispatch()
-        if self.phases.current is Phase.FUZZ and not self.supply.handing_out():
+        if self.phases.current is Phase.FUZZ and self.supply.over():
             self.phases.enter(Phase.FINISH)  # no case is handed out any more
         if not self.pool.in_flight():
             if not self.reductions.active() and (self.supply.stopping or not self.reductions.queue):
-                return False
+                # cases held back while findings were finished first go out now that they are
+                return self.supply.held_back
             self.reductions.wait(1.0)
             return True
         answered = []

@@ -38,7 +38,7 @@ from ..core.finding import (Finding, failed_pass_of, pass_failed_in, pass_root_k
                             stale_type_carrier)
 from ..protocol import GRADIENT, decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
-from .reduction_budget import FindingBudget, ReductionShare
+from .reduction_budget import FindingBudget, FinishingTime, ReductionShare
 from .reduction_host import ReductionHost
 from .reduction_steps import ISOLATING, KEYING, REDUCING, Finishing, StepStats, configs_under
 from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
@@ -86,24 +86,44 @@ class Reductions:
     through `cross_host`, on workers of that IR: reduced, rendered and verified in its TVM.
     """
 
-    def __init__(self, host: ReductionHost, cross_host: ReductionHost | None = None):
+    def __init__(self, host: ReductionHost, cross_host: ReductionHost | None = None, ends_at: float | None = None):
         self.host = host
         self.cross_host = cross_host
         self.root = host.out / PENDING
         self.queue: list[Job] = []              # not taken by a thread yet
         self.pending: dict[str, Job] = {}       # signature -> job, queued or in progress
+        self.working: dict[int, Job] = {}       # worker -> the job a thread finishes on it now
         self.threads: list[threading.Thread] = []
         self.stop = threading.Event()
         self.changed = threading.Event()        # a thread finished a job or ended
         self.failure: OutputError | None = None  # a write that failed: the campaign stops
         self.share = ReductionShare(host.settings.reduce_share)  # fuzzing first (reduction_budget)
         self.fuzzing_at: int | None = None  # while fuzzing, the cases answered when last asked (limit)
+        # --time covers finishing: what the findings waiting will take of it (reduction_budget)
+        self.finishing = FinishingTime(ends_at, 2 * script_limit_s("hang", host.settings.timeout_s))
+        self.jobs = 1  # the workers, as last told (limit)
 
     def limit(self, jobs: int, cases: int, fuzzing: bool) -> int:
         """How many reductions may hold a worker now (ReductionShare.limit)."""
         with self.host.lock:
             self.fuzzing_at = cases if fuzzing else None
+            self.jobs = jobs
             return self.share.limit(jobs, cases, fuzzing, self.active())
+
+    def finish_first(self, jobs: int) -> bool:
+        """Whether the findings waiting need all that is left of --time on `jobs` workers:
+        then no case is handed out until enough of them are finished (reduction_budget)."""
+        with self.host.lock:
+            return self.finishing.finish_first([job.finding.kind for job in self._waiting()], jobs)
+
+    def reduce_s(self) -> float | None:
+        """Seconds the reduction starting now may take (FinishingTime.reduce_s)."""
+        with self.host.lock:
+            return self.finishing.reduce_s(self.host.settings.reduce_seconds, len(self._waiting()), self.jobs)
+
+    def _waiting(self) -> list[Job]:
+        """The jobs queued or being finished (not one a bug of hirfuzz's left pending)."""
+        return self.queue + list(self.working.values())
 
     def _may_go_on(self) -> bool:
         """Whether a thread that finished a finding takes the next one (call with the lock
@@ -215,8 +235,11 @@ class Reductions:
         """Finish `job`, then whatever else is queued, on `worker`; then give it back."""
         host = self.host_of(job.finding)
         try:
-            reduction = Reduction(host, worker, self.stop, self.pending, self.share)
+            reduction = Reduction(host, worker, self.stop, self.pending, self.share, self.reduce_s)
             while job is not None and not self.stop.is_set():
+                started = time.monotonic()
+                with host.lock:
+                    self.working[id(worker)] = job
                 try:
                     reduction.finish(job)
                 except Interrupted:
@@ -237,13 +260,23 @@ class Reductions:
                 else:
                     with host.lock:
                         del self.pending[job.signature]
+                        self.finishing.finished(job.finding.kind, time.monotonic() - started)
                     self.remove(job.key)
                     self.changed.set()
                 with host.lock:  # the worker goes on with its own IR's findings only, within the share
                     job = self._next_job(lambda j: self.host_of(j.finding) is host) if self._may_go_on() else None
         finally:
+            with host.lock:
+                self.working.pop(id(worker), None)
             worker.lent = False
             self.changed.set()
+
+
+def script_limit_s(kind: str, timeout_s: float) -> float:
+    """Seconds a finding's script may take alone. A hang is confirmed only if the script
+    spends three times the case's limit in CPU time: a build that was merely slow, on a
+    loaded machine too, then finishes."""
+    return max(timeout_s, 60) * (3 if kind == "hang" else 1)
 
 
 def same_signature(found: str, signature: str, oracle_may_change: bool = False) -> bool:
@@ -285,9 +318,12 @@ class Reduction:
     """One thread's work on one lent worker: turn a job into a saved finding."""
 
     def __init__(self, host: ReductionHost, worker: Worker, stop: threading.Event, pending: dict[str, Job],
-                 share: ReductionShare | None = None):
+                 share: ReductionShare | None = None, reduce_s: Callable[[], float | None] | None = None):
         self.host = host
         self.share = share  # counts the trials run, which fuzzing's share is judged by
+        # the seconds a finding's reduction may take when it starts (Reductions.reduce_s:
+        # --reduce-seconds, less near the end of --time)
+        self.reduce_s = reduce_s or (lambda: host.settings.reduce_seconds)
         self.s = host.settings
         self.worker = worker
         self.stop = stop
@@ -303,7 +339,7 @@ class Reduction:
         first = copy.deepcopy(finding)  # as first seen: what original/repro.py says it fails with
         state = Finishing(finding, original)
         t0 = time.monotonic()
-        self.budget = FindingBudget(self.s.reduce_trials, self.s.reduce_seconds)
+        self.budget = FindingBudget(self.s.reduce_trials, self.reduce_s())
         if job.folder == "findings" and original.disruption is None:
             self.run_steps(ISOLATING, state)
         isolated = state.case
@@ -436,10 +472,7 @@ class Reduction:
         return ("findings" if outcome.reproduced else "unconfirmed"), outcome
 
     def script_limit(self, finding: Finding) -> float:
-        """Seconds a finding's script may take alone. A hang is confirmed only if the script
-        spends three times the case's limit in CPU time: a build that was merely slow, on a
-        loaded machine too, then finishes."""
-        return max(self.s.timeout_s, 60) * (3 if finding.kind == "hang" else 1)
+        return script_limit_s(finding.kind, self.s.timeout_s)
 
     def judge_target(self, job: Job, finding: Finding, case):
         """Target triage: a confirmed build or run crash on another target retried on llvm under

@@ -156,6 +156,8 @@ def _times(view: CampaignView) -> dict:
         "time_in_tvm_s": round(in_tvm, 3), "time_building_running_s": round(c.tvm_s, 3),
         "time_starting_workers_s": round(pool.startup_s, 3),
         "time_verifying_reproducers_s": round(c.verify_s, 3), "time_reducing_s": round(c.reduce_s, 3),
+        # with --time: seconds the workers finished findings first instead of fuzzing (reduction_budget)
+        "time_finishing_first_s": round(c.finish_first_s, 3),
         "generation_s": round(c.gen_s, 3),
         # this run's coordinator: seconds per stage of its own work (timings.COORDINATOR_STAGES)
         "coordinator_s": view.coordinator_s or {},

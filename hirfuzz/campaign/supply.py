@@ -1,10 +1,12 @@
 """The cases a campaign hands out, in order: those a killed run left unjudged, then new ones
 (drawn by the case makers, campaign.makers; the next one made ahead while the workers
-build), within the budget (--iterations, --time) and until a signal stops the campaign."""
+build), within the budget (--iterations, --time) and until a signal stops the campaign.
+With --time, none is handed out while the findings waiting need what is left of it
+(reduction_budget.FinishingTime): the workers finish them first."""
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from ..core.graph import Graph
 from .cases import Case, CaseMaker
@@ -29,6 +31,10 @@ class CaseSupply:
         self.stopping = False    # a signal stopped the campaign: no case is handed out any more
         self.makers = InProcessMakers(maker)  # who draws new cases (the fuzz phase may open a pool)
         self.followups = FollowUps(maker)  # mutants of the interesting cases (--followup-mutants)
+        # whether the findings waiting need all that is left of --time (Reductions.finish_first)
+        self.finish_first: Callable[[], bool] = lambda: False
+        self._held_since: float | None = None  # when finishing first last began holding cases back
+        self.held_back = False  # whether next_case gave no case last because findings were finished first
 
     def restore(self, state: dict):
         """Where a checkpoint left the supply: the next index, and the cases it had handed
@@ -45,9 +51,13 @@ class CaseSupply:
     def next_case(self) -> Case | None:
         """The case for the next idle worker: a resumed one, a follow-up mutant, the one
         made ahead, or a new one."""
+        self.held_back = False
         if self.queue:
             return self.with_cross_half(self.queue.pop(0))
         if self.stopping or self.time_up():
+            return None
+        if self.holding_back():
+            self.held_back = True
             return None
         # past --iterations, the follow-ups left run without the share that paces them
         paced = bool(self.ahead) or not self.iterations_done()
@@ -90,11 +100,30 @@ class CaseSupply:
         return case
 
     def handing_out(self) -> bool:
-        """Whether cases are still to be handed out (what next_case would give)."""
-        if self.stopping:
+        """Whether cases are handed out now (what next_case would give)."""
+        return not self.over() and (bool(self.queue) or not self.holding_back())
+
+    def over(self) -> bool:
+        """Whether no case will be handed out any more: the fuzz phase is over."""
+        if self.stopping or not self.queue and self.time_up():
+            self._stop_holding()
+            return True
+        return not self.queue and not self.ahead and self.iterations_done() and not self.followups.waiting
+
+    def holding_back(self) -> bool:
+        """Whether new cases wait while the workers finish findings first (--time is short);
+        counts the seconds they waited (counters.finish_first_s)."""
+        if self.s.time_s is None or not self.finish_first():
+            self._stop_holding()
             return False
-        return bool(self.queue) or not self.time_up() and (bool(self.ahead) or not self.iterations_done()
-                                                           or bool(self.followups.waiting))
+        if self._held_since is None:
+            self._held_since = time.monotonic()
+        return True
+
+    def _stop_holding(self):
+        if self._held_since is not None:
+            self.counters.finish_first_s += time.monotonic() - self._held_since
+            self._held_since = None
 
     def iterations_done(self) -> bool:
         return self.s.iterations is not None and self.next_index >= self.s.iterations

@@ -36,6 +36,7 @@ class Counters:
     gen_s: float = 0.0
     verify_s: float = 0.0
     reduce_s: float = 0.0
+    finish_first_s: float = 0.0  # while fuzzing, seconds no case was handed out: findings were finished first (--time)
     elapsed_s: float = 0.0    # of earlier runs of this campaign (resumed)
     max_rss_kb: int = 0
     hirfuzz_bugs: int = 0

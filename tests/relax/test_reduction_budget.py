@@ -1,14 +1,17 @@
 """Finishing findings is bounded and waits for fuzzing (campaign.reduction_budget): a
 finding whose reduction runs out of its budget is filed all the same, with the smallest
 program found by then, and says so; with --reduce-share a reduction does not take the only
-worker from fuzzing. Real campaigns with a planted faulty pass (a pass-order wrong result
-at the first case its sequence runs)."""
+worker from fuzzing; with --time, findings are finished first once what is left of it is
+what they need. Real campaigns with a planted faulty pass (a pass-order wrong result at the
+first case its sequence runs)."""
 import json
+import time
 
 import pytest
 
 from conftest import ROOT, run_hirfuzz
-from hirfuzz.campaign.reduction_budget import FindingBudget, ReductionShare
+from hirfuzz.campaign.reduction_budget import (MIN_REDUCE_S, PRIOR_FINISH_S, FindingBudget, FinishingTime,
+                                               ReductionShare)
 from hirfuzz.campaign.reduction_steps import STEPS
 
 PLANTED = ROOT / "tests" / "relax" / "planted" / "planted.yaml"
@@ -63,6 +66,47 @@ def test_with_a_share_of_zero_the_only_worker_fuzzes_first_and_the_finding_is_fi
     assert _findings_while_fuzzing(tmp_path / "out") == [0, 0, 0]
     assert [(f["kind"], f["oracle"]) for f in summary["findings"]] == [("wrong-result", "pass-order")], summary
     assert summary["pending"] == []
+
+
+def test_with_time_short_the_waiting_finding_is_finished_first_while_fuzzing_goes_on(tmp_path):
+    # the same campaign under --time: the finding waits (share 0) until what is left of
+    # --time is what it is taken to need (PRIOR_FINISH_S, none having been timed), then the
+    # one worker finishes it while no case is handed out, then fuzzing goes on
+    time_s = PRIOR_FINISH_S + 15
+    summary = run_planted(tmp_path / "out", "--time", time_s, "--reduce-share", 0)
+    # (the planted pass meets other programs in the later cases: more findings may come)
+    assert ("wrong-result", "pass-order") in [(f["kind"], f["oracle"]) for f in summary["findings"]], summary
+    assert summary["pending"] == []
+    assert summary["time_finishing_first_s"] > 0, summary
+    # before, a finding waiting under a share of 0 was finished only once fuzzing was over
+    # (the test above): here it was filed while the campaign was still in its fuzz phase
+    assert max(_findings_while_fuzzing(tmp_path / "out")) >= 1
+    assert summary["phases"]["fuzz"]["seconds"] > summary["time_finishing_first_s"], summary["phases"]
+
+
+def test_finishing_time_holds_cases_back_when_the_findings_waiting_need_what_is_left():
+    left = 100.0
+    finishing = FinishingTime(ends_at=time.monotonic() + left, hang_s=360.0)
+    assert not finishing.finish_first([], jobs=1)
+    assert not finishing.finish_first(["crash"] * 3, jobs=1)           # 3 x 30 s < 100 s
+    assert finishing.finish_first(["crash"] * 4, jobs=1)               # 120 s
+    assert not finishing.finish_first(["crash"] * 4, jobs=2)           # shared by two workers
+    assert finishing.finish_first(["hang"], jobs=2)                    # a hang's scripts: 360 s
+    finishing.finished("crash", 5.0)
+    finishing.finished("hang", 400.0)                                  # a hang's own estimate stands
+    assert finishing.cost_s("crash") == 5.0 and finishing.cost_s("hang") == 360.0
+    assert not finishing.finish_first(["crash"] * 19, jobs=1)          # now 5 s a finding
+    assert not FinishingTime(ends_at=None, hang_s=360.0).finish_first(["hang"], jobs=1)  # no --time
+
+
+def test_finishing_time_gives_a_reduction_its_part_of_what_is_left():
+    finishing = FinishingTime(ends_at=time.monotonic() + 100.0, hang_s=360.0)
+    assert 45 < finishing.reduce_s(None, waiting=2, jobs=1) <= 50      # an equal part, unbounded otherwise
+    assert finishing.reduce_s(20.0, waiting=2, jobs=1) == 20.0         # --reduce-seconds is lower
+    assert 95 < finishing.reduce_s(180.0, waiting=2, jobs=2) <= 100    # two workers
+    assert finishing.reduce_s(None, waiting=1000, jobs=1) == MIN_REDUCE_S
+    assert FinishingTime(ends_at=time.monotonic() - 5, hang_s=1).reduce_s(180.0, 1, 1) == MIN_REDUCE_S  # past --time
+    assert FinishingTime(ends_at=None, hang_s=1).reduce_s(180.0, waiting=9, jobs=1) == 180.0
 
 
 @pytest.mark.slow
