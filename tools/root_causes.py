@@ -49,8 +49,8 @@ from hirfuzz.campaign.judge import Judge  # noqa: E402
 from hirfuzz.campaign.reducer import _PREFIXES  # noqa: E402
 from hirfuzz.campaign.reduction_steps import PASS_STAGES, failure_position, fails_no_later  # noqa: E402
 from hirfuzz.core.calls import call_records  # noqa: E402
-from hirfuzz.core.finding import (ROOT, Finding, failed_pass_of, pass_failed_in, pass_root_key,  # noqa: E402
-                                  root_key, stale_type_carrier)
+from hirfuzz.core.finding import (ROOT, Finding, failed_pass_of, lone_operator_key, pass_failed_in,  # noqa: E402
+                                  pass_root_key, root_key, stale_type_carrier)
 from hirfuzz.core.graph import Graph  # noqa: E402
 from hirfuzz.core.passes import load_catalog  # noqa: E402
 from hirfuzz.core.reduce import keep_operators  # noqa: E402
@@ -88,6 +88,32 @@ def current_key(finding: dict, case_json: dict | None = None, one_root_cause: fr
                                        case_json["configs"][-1].get("passes") or [])
     return (root_key(finding["signature"], _PREFIXES, failed_pass, finding.get("detail", ""), finding["message"],
                      construct) or finding["signature"])
+
+
+def operator_key(finding: dict, case_json: dict | None) -> str | None:
+    """The lone-operator key hirfuzz gives a saved crash in a pass now (reducer.operator_key_of:
+    one operator, plainly lowered), else None."""
+    failed_in = pass_failed_in(finding["extra"], finding.get("stage", "passes"))
+    if (finding["kind"] != "crash" or not failed_in or case_json is None or case_json.get("disruption") is not None
+            or any(key in (case_json.get("lowering") or {}) for key in ("plan", "mutation"))):
+        return None
+    operators = [node["op"] for node in case_json["graph"]["nodes"] if node["kind"] == "op"]
+    if len(operators) != 1:
+        return None
+    passes = case_json["configs"][-1].get("passes") or []
+    return lone_operator_key(failed_in, operators[0], stale_type_carrier(case_json.get("lowering"), case_json["graph"],
+                                                                          passes))
+
+
+def root_causes(keys: list[list[str]]) -> int:
+    """How many root causes findings with these keys are: two findings that share a key are
+    one (findings.FindingTables.join_root joins on any of them)."""
+    groups: list[set[str]] = []
+    for finding_keys in keys:
+        joined = [g for g in groups if g & set(finding_keys)]
+        merged = set(finding_keys).union(*joined)
+        groups = [g for g in groups if g not in joined] + [merged]
+    return len(groups)
 
 
 def with_catalog_steps(config: dict, catalog) -> dict:
@@ -197,8 +223,12 @@ def saved_keys(out: Path) -> list[tuple[str, str, str]]:
     dialect = json.loads((out / "campaign.json").read_text())["settings"].get("dialect", "relax")
     catalog = load_catalog(builtin=dialect_info(dialect).catalog)
     one_root_cause = frozenset(name for name, entry in catalog.entries.items() if entry.one_root_cause)
-    return [(folder.name, saved_key(finding), current_key(finding, saved_case(folder), one_root_cause))
-            for folder, finding in saved_findings(out)]
+    rows = []
+    for folder, finding in saved_findings(out):
+        case_json = saved_case(folder)
+        now = [current_key(finding, case_json, one_root_cause)] + [k for k in [operator_key(finding, case_json)] if k]
+        rows.append((folder.name, saved_key(finding), now))
+    return rows
 
 
 def saved_case(folder: Path) -> dict | None:
@@ -219,9 +249,9 @@ def print_saved(outs: list[Path]) -> int:
     for out in outs:
         rows = saved_keys(out)
         for name, saved, now in rows:
-            if saved != now:
-                print(f"{out.name}/{name}\n  saved  {saved[:140]}\n  now    {now[:140]}")
-        table.append((out.name, len(rows), len({r[1] for r in rows}), len({r[2] for r in rows})))
+            if [saved] != now:
+                print(f"{out.name}/{name}\n  saved  {saved[:140]}" + "".join(f"\n  now    {k[:140]}" for k in now))
+        table.append((out.name, len(rows), len({r[1] for r in rows}), root_causes([r[2] for r in rows])))
     print(f"\n{'campaign':<20} {'findings':>8} {'saved':>9} {'now':>9}   (distinct root keys)")
     for name, findings, saved, now in table:
         print(f"{name:<20} {findings:>8} {saved:>9} {now:>9}")

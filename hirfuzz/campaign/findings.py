@@ -8,7 +8,7 @@ import json
 import threading
 from typing import TYPE_CHECKING, Callable
 
-from ..core.finding import Finding, short_id
+from ..core.finding import Finding, root_keys, short_id
 from ..core.violation_key import add_violation_hit, also_script_name, later_failure_key
 from .also_scripts import AlsoScript, AlsoScripts
 from .known import KnownFindings
@@ -59,8 +59,8 @@ class FindingTables:
             for d in self.out.saved_findings(folder):
                 table[d["signature"]] = Finding(**d)
         for finding in self.findings.values():
-            self.roots.setdefault(finding.extra.get("root_key"), finding.signature)
-        self.roots.pop(None, None)
+            for key in root_keys(finding.extra) + [k for m in finding.extra.get("merged", []) for k in m.get("root_keys", [])]:
+                self.roots.setdefault(key, finding.signature)
         for finding in (*self.findings.values(), *self.unconfirmed.values()):
             self.note_later_failure(finding)
         if resumed:
@@ -232,16 +232,18 @@ class FindingTables:
             return True
 
     def join_root(self, finding: Finding, first_seen: str, files: dict) -> bool:
-        """File a confirmed finding as a hit of the one first filed with its root key
-        (finding.extra["root_key"]), if any: that one keeps its folder and number, both
+        """File a confirmed finding as a hit of the one first filed with one of its root keys
+        (core.finding.root_keys: its root key, then its lone-operator key), if any: that one keeps its folder and number, both
         signatures this one had become its aliases (later hits go there, after a resume
         too), its hits grow by this one's, and this one's files are kept in its folder
         under merged/. A root key an earlier campaign's finding had (--known) is counted
         as that known finding's. Returns whether it joined one; where not, the finding is
         the first with its root key, filed as any."""
-        key = finding.extra.get("root_key")
         with self.lock:
-            earlier = self.findings.get(self.roots.get(key, ""))
+            keys = root_keys(finding.extra)
+            key = next((k for k in keys if self.roots.get(k) in self.findings), None)
+            earlier = self.findings[self.roots[key]] if key is not None else None
+            key = key or next((k for k in keys if k in self.known.signatures), None)
             if key is not None and earlier is None and self.known.hit(key, finding.hits):
                 # an earlier campaign's root cause (--known): counted, later hits of it too
                 for signature in {first_seen, finding.signature}:
@@ -261,7 +263,9 @@ class FindingTables:
             earlier.hits += finding.hits
             earlier.extra.setdefault("merged", []).append(
                 {"signature": finding.signature, "case": finding.case, "hits": finding.hits,
-                 "path": f"{earlier.path}/merged/{name}"})
+                 "path": f"{earlier.path}/merged/{name}", "root_keys": keys})
+            for also in keys:  # a later finding with this one's other key joins there too
+                self.roots.setdefault(also, earlier.signature)
             self.rewrite_finding_json(earlier)
             self.say(f"the {finding.kind} of case {finding.case} has the root cause of {earlier.path} "
                      f"(where TVM fails: {key[:120]}): counted there, its files in merged/{name}")
@@ -280,8 +284,8 @@ class FindingTables:
             save_folder(self.out / folder, name, files)
             table[finding.signature] = finding
             self.note_later_failure(finding)
-            if folder == "findings" and finding.extra.get("root_key"):
-                self.roots.setdefault(finding.extra["root_key"], finding.signature)
+            for key in root_keys(finding.extra) if folder == "findings" else []:
+                self.roots.setdefault(key, finding.signature)
             if folder == "unconfirmed":
                 self.counters.unconfirmed += 1
             if folder == "findings" and finding.confirmed:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ..core.finding import root_keys
 from ..errors import HirfuzzError
 from .outdir import FINDING_FOLDERS, MARKER
 
@@ -47,7 +48,7 @@ def _campaign_signatures(folder: Path, shown: str) -> frozenset[str]:
 
 
 def _signature_of(finding: Path) -> set[str]:
-    """A saved finding's signature, and its root key where it has one (a later finding with
+    """A saved finding's signature, and its root keys where it has them (a later finding with
     that root cause is known: findings.FindingTables.join_root)."""
     try:
         data = json.loads(finding.read_text())
@@ -56,8 +57,8 @@ def _signature_of(finding: Path) -> set[str]:
     signature = data.get("signature") if isinstance(data, dict) else None
     if not isinstance(signature, str) or not signature:
         raise HirfuzzError(f"--known: {finding} names no signature")
-    root = (data.get("extra") or {}).get("root_key")
-    return {signature, root} if isinstance(root, str) and root else {signature}
+    extra = data.get("extra") if isinstance(data.get("extra"), dict) else {}
+    return {signature} | {key for key in root_keys(extra) if isinstance(key, str)}
 
 
 class KnownFindings:

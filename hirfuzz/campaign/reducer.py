@@ -34,8 +34,8 @@ from ..core.passes import describe as describe_passes
 from .report import bug_report
 from .sandbox import Worker, WorkerError
 from .target_independence import judge_target
-from ..core.finding import (Finding, failed_pass_of, pass_failed_in, pass_root_key, root_key, short_id,
-                            stale_type_carrier)
+from ..core.finding import (Finding, failed_pass_of, lone_operator_key, pass_failed_in, pass_root_key, root_key,
+                            short_id, stale_type_carrier)
 from ..protocol import GRADIENT, decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
 from .reduction_budget import FindingBudget, FinishingTime, ReductionShare
@@ -356,6 +356,9 @@ class Reduction:
         key = self.root_key_of(job, state)
         if key is not None:
             finding.extra["root_key"] = key
+        operator_key = self.operator_key_of(job, state)
+        if operator_key is not None and operator_key != key:
+            finding.extra["operator_key"] = operator_key
         with host.lock:
             host.counters.reduce_s += time.monotonic() - t0
         if state.stats:
@@ -416,6 +419,20 @@ class Reduction:
             reduced = "reduce_graph" in state.stats and "kept_unreduced" not in state.finding.extra.get("reduction", {})
             signature = state.reduced_signature or (signature if reduced else None)
         return self._root_key_on(state.finding, state.case, signature) if signature else None
+
+    @staticmethod
+    def operator_key_of(job: Job, state: Finishing) -> str | None:
+        """The lone-operator key (core.finding.lone_operator_key) of a crash, ill-formed output
+        or death in a pass whose reduced program is one operator, plainly lowered; else None."""
+        case, finding = state.case, state.finding
+        failed_in = pass_failed_in(finding.extra, finding.stage)
+        operators = case.graph.operators
+        plain = not any(key in (case.lowering or {}) for key in ("plan", "mutation"))
+        if (job.folder != "findings" or case.disruption is not None or finding.kind != "crash" or not failed_in
+                or len(operators) != 1 or not plain):
+            return None
+        construct = stale_type_carrier(case.lowering, case.graph.to_json(), case.configs[-1].get("passes") or [])
+        return lone_operator_key(failed_in, operators[0].op, construct)
 
     @staticmethod
     def _root_key_on(finding: Finding, case, signature: str | None = None) -> str | None:

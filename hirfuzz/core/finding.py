@@ -403,6 +403,27 @@ def pass_root_key(pass_name: str) -> str:
     return f"{ROOT}|pass|{pass_name}|one root cause"
 
 
+def lone_operator_key(pass_name: str, operator: str, construct: str = "") -> str:
+    """The root key of a pass's failure (a raise, an ill-formed output, a death) on a program
+    reduced to one operator, plainly lowered (no lowering plan, no mutant, which a pass may
+    trip over whatever the operator): the pass and that operator, whatever the message. Such
+    a program reaches one rule of the pass for that operator (ConvertLayout's InferLayoutStack, the
+    decomposition of layer_norm), and one fix in it fixes every way it fails: in 34 saved
+    campaigns (bench17 to bench20) the single-operator failures of a pass that keyed apart
+    were ConvertLayout on stack three ways (basic_string::replace for a negative axis, Index
+    -1 for axis == ndim, SIGFPE for 0-d inputs) and MutateOpsForTraining on layer_norm two
+    ways (a broadcast error, a changed result shape), each one fault to the readers. What in
+    the program carries a stale type (`construct`, stale_type_carrier) stays in the key."""
+    return f"{ROOT}|pass-operator|{pass_name}|{operator}" + (f"|{construct}" if construct else "")
+
+
+def root_keys(finding_extra: dict) -> list[str]:
+    """The keys a finding joins another by: its root key, and its lone-operator key
+    (lone_operator_key) where it has one. That second key only joins: a finding keyed on
+    its message joins every other with that message, whatever its operator."""
+    return [key for key in (finding_extra.get("root_key"), finding_extra.get("operator_key")) if key]
+
+
 def pass_failed_in(finding_extra: dict, stage: str) -> str | None:
     """The pass a crash, an ill-formed output or a worker's death failed in, the innermost
     that fails alike where the worker found one; None where it failed elsewhere."""

@@ -9,8 +9,8 @@ import threading
 from hirfuzz.campaign.coordinator import Campaign, Settings
 from hirfuzz.campaign.reducer import _PREFIXES, Job, Reduction
 from hirfuzz.campaign.reduction_steps import Finishing
-from hirfuzz.core.finding import (Finding, crash_signature, ill_formed_signature, root_key, stale_type_carrier,
-                                  tvm_python_frame)
+from hirfuzz.core.finding import (Finding, crash_signature, ill_formed_signature, lone_operator_key, root_key,
+                                  stale_type_carrier, tvm_python_frame)
 from hirfuzz.core.spec import load_specs
 
 TRACE = 'File "/tvm/src/relax/transform/fuse_tir.cc", line 12, in tvm::relax::FuseTIR::Run\n'
@@ -87,6 +87,36 @@ def test_a_finding_with_the_root_key_of_a_filed_one_joins_it_and_a_resume_keeps_
     another = crash("pass-order|" + crash_signature("build", "InternalError", MESSAGE, TRACE), case=11)
     assert resumed.tables.join_root(another, another.signature, {"repro.py": ""})
     assert resumed.tables.findings[earlier.signature].hits == 8
+
+
+def test_a_lone_operator_key_joins_findings_whose_messages_differ_and_a_resume_knows_each_message(tmp_path):
+    # ConvertLayout on one stack (TVM 0.27's InferLayoutStack): a negative axis and an axis
+    # equal to the input's rank fail with two messages; one fault (bench18f to bench20)
+    specs, settings = load_specs(), Settings(out=str(tmp_path / "out"), iterations=0)
+    tables = Campaign(settings, specs, progress=False).tables
+    stack = lone_operator_key("ConvertLayout", "stack")
+
+    def on_stack(message: str, case: int) -> Finding:
+        finding = crash(crash_signature("passes", "InternalError", message, ""), case=case)
+        finding.extra["operator_key"] = stack
+        return finding
+    negative, rank = on_stack("basic_string::replace: __pos", 0), on_stack("Index -1 out of bounds 2", 1)
+    assert negative.extra["root_key"] != rank.extra["root_key"]
+    tables.file_finding("findings", negative, {"repro.py": ""})
+    assert tables.join_root(rank, rank.signature, {"repro.py": ""})
+    assert list(tables.findings) == [negative.signature] and negative.hits == 2
+    # the key only joins: a finding of another operator with the first's message is its own
+    other_op = crash(negative.signature.replace("__pos", "__pos "), case=2)
+    other_op.extra.update(root_key=negative.extra["root_key"] + "x", operator_key=lone_operator_key("ConvertLayout",
+                                                                                                    "concat"))
+    assert not tables.join_root(other_op, other_op.signature, {})
+
+    # resumed: a new signature with the joined one's message key joins the first as well
+    resumed = Campaign(settings, specs, progress=False).tables
+    again = crash(crash_signature("passes", "InternalError", "Index -1 out of bounds 2", "") + "|elsewhere", case=3)
+    again.extra["root_key"] = rank.extra["root_key"]
+    assert resumed.join_root(again, again.signature, {"repro.py": ""})
+    assert resumed.findings[negative.signature].hits == 3
 
 
 def test_a_finding_without_a_root_key_or_the_first_with_its_own_is_filed_as_any(tmp_path):
