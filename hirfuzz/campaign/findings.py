@@ -59,7 +59,8 @@ class FindingTables:
             for d in self.out.saved_findings(folder):
                 table[d["signature"]] = Finding(**d)
         for finding in self.findings.values():
-            for key in root_keys(finding.extra) + [k for m in finding.extra.get("merged", []) for k in m.get("root_keys", [])]:
+            joined = [key for merged in finding.extra.get("merged", []) for key in merged.get("root_keys", [])]
+            for key in root_keys(finding.extra) + joined:
                 self.roots.setdefault(key, finding.signature)
         for finding in (*self.findings.values(), *self.unconfirmed.values()):
             self.note_later_failure(finding)
@@ -233,10 +234,10 @@ class FindingTables:
 
     def join_root(self, finding: Finding, first_seen: str, files: dict) -> bool:
         """File a confirmed finding as a hit of the one first filed with one of its root keys
-        (core.finding.root_keys: its root key, then its lone-operator key), if any: that one keeps its folder and number, both
-        signatures this one had become its aliases (later hits go there, after a resume
-        too), its hits grow by this one's, and this one's files are kept in its folder
-        under merged/. A root key an earlier campaign's finding had (--known) is counted
+        (core.finding.root_keys: its root key, then its lone-operator key), if any: that one
+        keeps its folder and number, both signatures this one had become its aliases (later
+        hits go there, after a resume too), its hits grow by this one's, its keys become the
+        earlier one's too, and its files are kept in its folder under merged/. A root key an earlier campaign's finding had (--known) is counted
         as that known finding's. Returns whether it joined one; where not, the finding is
         the first with its root key, filed as any."""
         with self.lock:
