@@ -101,6 +101,21 @@ def tvm_python_frame(trace: str) -> str:
     return f"{package.group(1)}:{fn.strip()}"
 
 
+# the innermost frame of a backtrace TVM 0.19 prints without file names ("  0: tvm::codegen::
+# CodeGenLLVM::CreateIntrinsic(tvm::tir::CallNode const*)"), where it is a target's code
+# generator: passes that evaluate constants (Relay's FoldConstant, DynamicToStatic) build them
+# with it, so its failure is the code generator's whichever pass or build ran it. Other
+# innermost frames of such a backtrace are often the error's reporter (DiagnosticContext::
+# Render, TVMThrowLastError), which says nothing of where the fault is.
+_CODEGEN_FRAME = re.compile(r"^\s*0: (tvm::codegen::[\w:]+)\(", re.M)
+
+
+def codegen_frame(trace: str) -> str:
+    """The code generator's function a TVM 0.19 backtrace's innermost frame names, or ""."""
+    found = _CODEGEN_FRAME.search(trace or "")
+    return f"cpp:{found.group(1)}" if found else ""
+
+
 def crash_signature(stage: str, exc_type: str, message: str, trace: str) -> str:
     return "|".join(["crash", stage, exc_type, top_tvm_frame(trace), normalize_message(message)])
 
@@ -486,7 +501,7 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     stage, exc_type, frame, message = parts
     # no C++ frame: where TVM's Python raised it (topi's prelu in LegalizeOps, run as a pass
     # or inside relax.build: one fault in two stages), else the stage
-    frame = frame or tvm_python_frame(detail)
+    frame = frame or tvm_python_frame(detail) or codegen_frame(detail)
     where = frame or f"stage:{stage}"
     if not frame and stage == "passes" and failed_pass and exc_type == RELAY_TYPE_ERROR:
         # Relay's type checker raising at the end of a pass (a FunctionPass infers the types

@@ -521,3 +521,27 @@ def test_tvm_0_19_to_mixed_precision_s_integer_fault_met_by_tir_arithmetic_is_th
     floats = root_key("pass-order|crash|passes|InternalError||Check failed: x->dtype == y->dtype (halfN vs. floatN) : "
                       "x and y must have the same dtype", _PREFIXES, "ToMixedPrecision")
     assert floats.startswith("root|crash|InternalError|pass:ToMixedPrecision|"), floats
+
+
+def relay_backtrace(*frames: str) -> str:
+    """A TVM 0.19 error's C++ backtrace as its log holds it: no file names, innermost last."""
+    return "".join(f"  {len(frames) - 1 - i}: {frame}\n" for i, frame in enumerate(frames))
+
+
+def test_a_code_generators_failure_in_a_relay_backtrace_is_keyed_there_whichever_pass_ran_the_build():
+    # TVM 0.19: float16 acos has no LLVM lowering; FoldConstant builds the constant it folds
+    # with the same code generator as relay.build does (bench21 relay-now 0017 and 0010)
+    said = "TVMError: unknown intrinsic Op(tir.acos)"
+    trace = relay_backtrace("tvm::codegen::Build(tvm::IRModule, tvm::Target)",
+                            "tvm::codegen::CodeGenLLVM::VisitExpr_(tvm::tir::CallNode const*)",
+                            "tvm::codegen::CodeGenLLVM::CreateIntrinsic(tvm::tir::CallNode const*)")
+    in_pass = root_key("pass-order|" + crash_signature("passes", "TVMError", said, ""), _PREFIXES, "FoldConstant",
+                       detail=trace)
+    in_build = root_key(crash_signature("build", "TVMError", said, ""), _PREFIXES, detail=trace)
+    assert in_pass == in_build == ("root|crash|TVMError|cpp:tvm::codegen::CodeGenLLVM::CreateIntrinsic|"
+                                   "TVMError: unknown intrinsic Op(tir.acos)")
+    # an innermost frame that only reports the error says nothing of where: the pass does
+    reporter = relay_backtrace("tvm::relay::transform::FoldConstant", "tvm::DiagnosticContext::Render()")
+    keyed = root_key("pass-order|" + crash_signature("passes", "TVMError", said, ""), _PREFIXES, "FoldConstant",
+                     detail=reporter)
+    assert "|pass:FoldConstant|" in keyed
