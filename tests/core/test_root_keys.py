@@ -539,7 +539,10 @@ def test_a_code_generators_failure_in_a_relay_backtrace_is_keyed_there_whichever
                        detail=trace)
     in_build = root_key(crash_signature("build", "TVMError", said, ""), _PREFIXES, detail=trace)
     assert in_pass == in_build == ("root|crash|TVMError|cpp:tvm::codegen::CodeGenLLVM::CreateIntrinsic|"
-                                   "TVMError: unknown intrinsic Op(tir.acos)")
+                                   "TVMError: unknown intrinsic Op(tir.?)")
+    # any math function TVM's default rule leaves to the code generator under float16: one gap
+    atanh = root_key(crash_signature("build", "TVMError", said.replace("acos", "atanh"), ""), _PREFIXES, detail=trace)
+    assert atanh == in_build
     # an innermost frame that only reports the error says nothing of where: the pass does
     reporter = relay_backtrace("tvm::relay::transform::FoldConstant", "tvm::DiagnosticContext::Render()")
     keyed = root_key("pass-order|" + crash_signature("passes", "TVMError", said, ""), _PREFIXES, "FoldConstant",
