@@ -9,12 +9,14 @@ user runs it (findings reduced and their reproducers checked) for --time seconds
 --jobs 1, all settings and seeds side by side at once, so that they share the machine
 alike (it is shared and noisy: compare the rows, not the absolute figures). A setting is
 `key=value` pairs joined by commas over the flags `ops`, `mutations`, `followups`
-(--followup-mutants), `max_passes` and `executors` (names joined by `+`, `none` for the
-baseline alone); --ir picks the IR.
+(--followup-mutants), `max_passes`, `check_cases` and `executors` (names joined by `+`,
+`none` for the baseline alone); --ir picks the IR.
 
 Per setting the table gives the cases run, the distinct confirmed findings (signatures),
 the distinct subjects they blame (the pass, or the kind and stage of a finding without
-passes: a rough count of root causes), the
+passes: a rough count of root causes), the distinct root causes by hirfuzz's own keys as
+it keys saved findings now (tools/root_causes.py --saved: findings sharing a root key or a
+lone-operator key are one; a hand count is the measure, this is its estimate), the
 findings per hour of the campaign's whole wall time (fuzzing plus finishing its
 reductions), and the findings at half time, from stats.jsonl.
 """
@@ -29,8 +31,11 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+
+from root_causes import root_causes, saved_keys  # noqa: E402  (the keys hirfuzz gives saved findings)
 FLAGS = {"ops": "--ops", "mutations": "--mutations", "followups": "--followup-mutants",
-         "max_passes": "--max-passes", "executors": "--executors"}
+         "max_passes": "--max-passes", "executors": "--executors", "check_cases": "--check-cases"}
 NAMES = ("executors",)  # keys whose value is names joined by "+", not a number
 
 
@@ -87,6 +92,7 @@ def result(out: Path, wall_s: float, fuzz_s: float) -> dict:
         if row["t"] <= fuzz_s / 2:
             half = row["findings"]
     return {"cases": summary["cases"], "findings": len(findings), "subjects": len({subject(f) for f in findings}),
+            "root_keys": root_causes([keys for _, _, keys in saved_keys(out)]),
             "unconfirmed": len(summary["unconfirmed"]), "wall_s": wall_s, "half_time_findings": half,
             "per_hour": len(findings) / (wall_s / 3600), "signatures": sorted(f["signature"] for f in findings)}
 
@@ -115,10 +121,10 @@ def main(argv=None) -> int:
                      **result(base / f"{text}-seed{seed}", ended[text, seed], args.time)})
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
     print(f"--ir {args.ir} --time {args.time:g} --jobs 1 each, {len(runs)} campaigns side by side on {len(seeds)} seed(s)\n")
-    print("| setting | seed | cases | findings | subjects | unconfirmed | at half time | findings/hour |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| setting | seed | cases | findings | subjects | root keys | unconfirmed | at half time | findings/hour |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| {r['setting']} | {r['seed']} | {r['cases']} | {r['findings']} | {r['subjects']} | "
+        print(f"| {r['setting']} | {r['seed']} | {r['cases']} | {r['findings']} | {r['subjects']} | {r['root_keys']} | "
               f"{r['unconfirmed']} | {r['half_time_findings']} | {r['per_hour']:.0f} |")
     print(f"\nfolders: {base}")
     return 0
