@@ -422,15 +422,18 @@ class Reduction:
 
     @staticmethod
     def operator_key_of(job: Job, state: Finishing) -> str | None:
-        """The lone-operator key (core.finding.lone_operator_key) of a crash, ill-formed output
-        or death in a pass whose reduced program is one operator, plainly lowered; else None."""
+        """The second root key of a finding whose reduced program is one operator, plainly
+        lowered: a crash, ill-formed output or death in a pass, its lone-operator key
+        (core.finding.lone_operator_key); another, its oracle's (OracleDefinition.operator_key);
+        else None."""
         case, finding = state.case, state.finding
-        failed_in = pass_failed_in(finding.extra, finding.stage)
         operators = case.graph.operators
         plain = not any(key in (case.lowering or {}) for key in ("plan", "mutation"))
-        if (job.folder != "findings" or case.disruption is not None or finding.kind != "crash" or not failed_in
-                or len(operators) != 1 or not plain):
+        if job.folder != "findings" or case.disruption is not None or len(operators) != 1 or not plain:
             return None
+        failed_in = pass_failed_in(finding.extra, finding.stage)
+        if finding.kind != "crash" or not failed_in:
+            return definition(finding.oracle).operator_key(finding, case)
         construct = stale_type_carrier(case.lowering, case.graph.to_json(), case.configs[-1].get("passes") or [])
         return lone_operator_key(failed_in, operators[0].op, construct)
 

@@ -12,6 +12,7 @@ from hirfuzz.campaign.reduction_steps import Finishing
 from hirfuzz.core.finding import (Finding, crash_signature, ill_formed_signature, lone_operator_key, root_key,
                                   stale_type_carrier, tvm_python_frame)
 from hirfuzz.core.spec import load_specs
+from graph_json import graph_of, op, var
 
 TRACE = 'File "/tvm/src/relax/transform/fuse_tir.cc", line 12, in tvm::relax::FuseTIR::Run\n'
 MESSAGE = "Check failed: (n_out == n_inplace) is false: There must be an in-place index specified"
@@ -548,3 +549,31 @@ def test_a_code_generators_failure_in_a_relay_backtrace_is_keyed_there_whichever
     keyed = root_key("pass-order|" + crash_signature("passes", "TVMError", said, ""), _PREFIXES, "FoldConstant",
                      detail=reporter)
     assert "|pass:FoldConstant|" in keyed
+
+
+def test_a_wrong_loss_of_one_operator_joins_that_operators_wrong_result(tmp_path):
+    # Relay 0.19's float64-to-float16 astype returns garbage: the baseline's wrong result and
+    # the gradient oracle's wrong loss of the same one-operator program (bench20, bench21)
+    campaign = Campaign(Settings(out=str(tmp_path / "out"), iterations=0), load_specs(), progress=False)
+    reduction = Reduction(campaign.reductions.host, None, threading.Event(), campaign.reductions.pending)
+    astype = graph_of(var(0, [4, 6]), {**op(1, "astype", [[0, 0]], [4, 6], {"to": "float16"}),
+                                        "outputs": [{"shape": [4, 6], "dtype": "float16"}]})
+    case = campaign.maker.make_case(0, astype, None, lowering={})
+    forward = Finding(kind="wrong-result", oracle="reference", stage="run", case=0, confirmed=True,
+                      signature="wrong-result|reference|llvm|astype:float64", message="result 0 differs")
+    forward.extra["root_key"] = root_key(forward.signature, _PREFIXES)
+    campaign.tables.file_finding("findings", forward, {"repro.py": ""})
+
+    def gradient(what: str) -> Finding:
+        found = Finding(kind="wrong-result", oracle="gradient", stage="run", case=1, confirmed=True,
+                        signature=f"wrong-result|gradient|{what}|astype", message="the gradient differs")
+        found.extra["root_key"] = root_key(found.signature, _PREFIXES)
+        key = reduction.operator_key_of(Job("findings", case, found, "", "k", found.signature), Finishing(found, case))
+        if key is not None:
+            found.extra["operator_key"] = key
+        return found
+    values = gradient("values")  # a gradient computed wrong is the autodiff's, not the forward's
+    assert "operator_key" not in values.extra and not campaign.tables.join_root(values, values.signature, {})
+    loss = gradient("loss")
+    assert loss.extra["operator_key"] == forward.extra["root_key"]
+    assert campaign.tables.join_root(loss, loss.signature, {"repro.py": ""}) and forward.hits == 2

@@ -152,6 +152,12 @@ class OracleDefinition:
                                f"{under}: {first.detail}",
                        detail=mismatch_detail(mismatches), case=case.index, extra={"config": config})
 
+    def operator_key(self, finding: Finding, case: Case) -> str | None:
+        """A second root key for its finding on a reduced program of one operator, plainly
+        lowered (`case`), where that finding is another oracle's failure of the operator
+        (findings.FindingTables.join_root joins by either); None by default."""
+        return None
+
     def wrong_result_component(self, finding: Finding) -> tuple[Component, str]:
         """The part of TVM its wrong results point at, and why (triage)."""
         return Component.OPERATOR, "the built program's result differs from NumPy's for the operator named"
