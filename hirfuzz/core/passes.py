@@ -29,7 +29,7 @@ from ..errors import HirfuzzError
 
 PHASES = ("high-level", "legalisation", "lowering")
 _KEYS = {"name", "import", "args", "phase", "requires", "establishes", "ends", "preserves_results",
-         "approximation", "draw", "runs_inside_it", "one_root_cause", "note"}
+         "approximation", "draw", "runs_inside_it", "one_root_cause", "input_dtypes", "note"}
 _APPROXIMATION_KEYS = {"rtol", "atol", "max_magnitude"}
 
 
@@ -53,6 +53,9 @@ class PassEntry:
     # fault shows as several messages, or as a death: the note says which), so a finding that
     # fails in it is keyed on the pass alone (core.finding.pass_root_key)
     one_root_cause: bool = False
+    # the dtypes its documentation says every operator of its input computes in (empty: any);
+    # a case outside them is not judged under a sequence holding it (input_contract_unmet)
+    input_dtypes: tuple[str, ...] = ()
     import_path: str | None = None                      # "package.module:factory"
     search_dir: str | None = None                       # where the user's catalog lives
     source: str = ""                                    # the catalog file it came from
@@ -112,6 +115,9 @@ def _read_entry(where: str, raw, search_dir: str, source: str) -> PassEntry:
     inside = raw.get("runs_inside_it") or []
     if not isinstance(inside, list) or not all(isinstance(p, str) and p for p in inside):
         raise HirfuzzError(f"{where}: 'runs_inside_it' is a list of pass names")
+    dtypes = raw.get("input_dtypes") or []
+    if not isinstance(dtypes, list) or not all(isinstance(d, str) and d for d in dtypes):
+        raise HirfuzzError(f"{where}: 'input_dtypes' is a list of dtype names")
     for key in ("preserves_results", "draw", "one_root_cause"):
         if key in raw and not isinstance(raw[key], bool):
             raise HirfuzzError(f"{where}: '{key}' is true or false")
@@ -123,7 +129,8 @@ def _read_entry(where: str, raw, search_dir: str, source: str) -> PassEntry:
     preserves = raw.get("preserves_results", True)
     return PassEntry(name, phase, args, props["requires"], props["establishes"], props["ends"], preserves,
                      _read_approximation(where, raw.get("approximation"), preserves), raw.get("draw", True),
-                     tuple(inside), raw.get("one_root_cause", False), imp, search_dir, source, raw.get("note", ""))
+                     tuple(inside), raw.get("one_root_cause", False), tuple(dtypes), imp, search_dir, source,
+                     raw.get("note", ""))
 
 
 def _read_approximation(where: str, raw, preserves: bool) -> dict | None:
@@ -353,12 +360,27 @@ def _step(entry: PassEntry, args: dict) -> dict:
     step = {"name": entry.name, "args": args}
     if entry.runs_inside_it:  # for the worker's search for the pass to blame (dialects.base.innermost_failing)
         step["runs_inside_it"] = list(entry.runs_inside_it)
+    if entry.input_dtypes:  # for the judge (input_contract_unmet)
+        step["input_dtypes"] = list(entry.input_dtypes)
     if not entry.preserves_results:
         step["approximation"] = {"compared": entry.approximation is not None, **(entry.approximation or {})}
     if entry.import_path:
         step["import"] = entry.import_path
         step["search_dir"] = entry.search_dir
     return step
+
+
+def input_contract_unmet(steps: list[dict], graph) -> str | None:
+    """Why a program (`graph`) is outside the documented input of a pass of `steps` (its
+    catalog entry's input_dtypes: every operator computes in one of them), or None. What a
+    pass does to a program it does not take is no bug of it: such a configuration is not
+    judged (oracles.base.OracleDefinition.not_judged)."""
+    for step in steps:
+        allowed = step.get("input_dtypes")
+        others = sorted({node.dtype for node in graph.operators} - set(allowed)) if allowed else []
+        if others:
+            return f"{step['name']} takes programs computing in {', '.join(allowed)} only, not {', '.join(others)}"
+    return None
 
 
 def stand_ins_for(step: dict, catalog: Catalog) -> list[dict]:

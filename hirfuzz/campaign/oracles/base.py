@@ -13,6 +13,7 @@ import numpy as np
 
 from ...core.finding import Finding
 from ...core.oracle import Approximation, Mismatch, TargetTolerance, compare_results
+from ...core.passes import input_contract_unmet
 from ...core.targets import target_kind
 from ...protocol import describe_config
 
@@ -114,8 +115,10 @@ class OracleDefinition:
 
     def not_judged(self, case: Case, config: dict) -> str | None:
         """Why its configuration's reply is not judged on this case, crash or result (None:
-        it is); the gradient oracle judges only programs within the autodiff's contract."""
-        return None
+        it is): by default, where the program is outside a pass's documented input
+        (core.passes.input_contract_unmet); the gradient oracle judges only programs within
+        the autodiff's contract."""
+        return input_contract_unmet(config.get("passes") or [], case.graph)
 
     def mismatches(self, case: Case, outputs: list[np.ndarray], config: dict, specs) -> list[Mismatch]:
         """How its configuration's results differ from what is expected: by default, the
