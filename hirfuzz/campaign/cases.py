@@ -81,6 +81,10 @@ class Made:
 
 
 P_UNDIRECTED = 0.25  # cases of a pass-directed campaign generated without direction
+# cases drawn in a catalog pass's documented input dtypes (CaseMaker.contract_dtypes): with
+# ToMixedPrecision drawn into a few per cent of sequences, about one case in a hundred then
+# has it judged, where before its sequences met float32-only programs as often
+CONTRACT_SHARE = 0.2
 
 
 class Stream(IntEnum):
@@ -94,6 +98,7 @@ class Stream(IntEnum):
     GRAPH = 6       # its graph (and a disruptive case's violation)
     PASS_CHECKS = 7  # its check-only pass sequences (--pass-checks)
     GRADIENT = 8    # whether it is a gradient case (--gradients)
+    CONTRACT = 9    # whether it is drawn in a pass's documented input dtypes (contract_dtypes)
 
 
 class CaseMaker:
@@ -129,6 +134,9 @@ class CaseMaker:
         # the terms of the dialect's autodiff, where gradient cases are drawn (--gradients)
         self.gradient_support = info.gradient_support() if settings.gradients > 0 else None
         self.gradient_ops = self.differentiable_ops()
+        # the input dtypes passes of the catalog document (core.passes.input_contract_unmet):
+        # a share of cases is drawn in them, where such a pass is judged (contract_dtypes)
+        self.contracts = sorted({e.input_dtypes for e in self.sequence_passes() if e.input_dtypes})
 
     def name_targets(self, hello: dict):
         """Name the targets as the workers' handshake `hello` says they are: a cuda target
@@ -181,6 +189,7 @@ class CaseMaker:
         if generated:
             direction = self.case_direction(index)
             n_ops, ops, dtypes = self.drawn_from(gradient)
+            dtypes = dtypes if gradient else self.contract_dtypes(index) or dtypes
             graph = generate_graph(self.specs, self.case_rng(index, Stream.GRAPH), n_ops, coverage,
                                    guided=self.s.guided, ops=ops, dtypes=dtypes, stats=stats,
                                    direction=direction, targets=self.target_kinds,
@@ -231,6 +240,26 @@ class CaseMaker:
         selected = set(self.s.only_ops or self.specs.names())
         return [n for n in self.gradient_support.gradient_specs(self.specs)
                 if n in selected and GRADIENT_DTYPE in self.specs.ops[n].dtypes]
+
+    def sequence_passes(self) -> list:
+        """The catalog entries a case's pass sequences hold: the pinned sequence's (--pass-seq),
+        else those drawn (none with --no-pass-fuzz)."""
+        if self.s.pass_seq is not None:
+            return [self.catalog.entries[step["name"]] for step in self.s.pass_seq if step["name"] in self.catalog.entries]
+        return self.catalog.drawable() if self.s.pass_fuzz else []
+
+    def contract_dtypes(self, index: int) -> list[str] | None:
+        """The dtypes case `index` is drawn in where it is one of the CONTRACT_SHARE of a strict
+        campaign's cases drawn in a catalog pass's documented input dtypes (None: it is not):
+        a program computing in other dtypes is not judged under that pass (Relax's
+        ToMixedPrecision takes float32 programs only, and hardly one 40-operator program of
+        mixed dtypes computes in float32 alone). Not where --dtypes is given."""
+        if not self.contracts or self.s.dtypes or self.s.mode != "strict":
+            return None
+        rng = self.case_rng(index, Stream.CONTRACT)
+        if rng.random() >= CONTRACT_SHARE:
+            return None
+        return list(self.contracts[int(rng.integers(len(self.contracts)))])
 
     def drawn_from(self, gradient: bool) -> tuple[int, list[str] | None, list[str] | None]:
         """(operators, ops, dtypes) a case's graph is drawn with: the settings', or a gradient

@@ -40,3 +40,17 @@ def test_the_same_program_in_float32_is_judged():
     assert input_contract_unmet(case.configs[1]["passes"], case.graph) is None
     reply = execute_case(case.request, load_dialect("relax"))
     assert reply["others"][0]["status"] != "error", reply["others"][0]  # within its contract it works
+
+
+def test_a_share_of_cases_is_drawn_in_float32_alone_where_to_mixed_precision_is_judged():
+    made = maker(seed=5, ops=8)
+    contract = [i for i in range(60) if made.contract_dtypes(i) == ["float32"]]
+    assert 5 <= len(contract) <= 25, contract  # CONTRACT_SHARE of 60
+    for index in contract[:3]:
+        case = made.make_case(index)
+        assert {op.dtype for op in case.graph.operators} == {"float32"}
+    others = [made.make_case(i) for i in [i for i in range(60) if i not in contract][:5]]
+    assert any({op.dtype for op in case.graph.operators} != {"float32"} for case in others)
+    # the user's --dtypes stand
+    pinned = maker(seed=5, dtypes=["float16"])
+    assert not any(pinned.contract_dtypes(i) for i in range(60))
