@@ -81,9 +81,9 @@ class Made:
 
 
 P_UNDIRECTED = 0.25  # cases of a pass-directed campaign generated without direction
-# cases drawn in a catalog pass's documented input dtypes (CaseMaker.contract_dtypes): with
-# ToMixedPrecision drawn into a few per cent of sequences, about one case in a hundred then
-# has it judged, where before its sequences met float32-only programs as often
+# cases drawn in a catalog pass's documented input dtypes (CaseMaker.contract_dtypes):
+# ToMixedPrecision is in a few per cent of drawn sequences, so about one case in sixty has it
+# judged (5 of 300 default Relax cases), where a mixed-dtype program never meets its contract
 CONTRACT_SHARE = 0.2
 
 
@@ -245,7 +245,8 @@ class CaseMaker:
         """The catalog entries a case's pass sequences hold: the pinned sequence's (--pass-seq),
         else those drawn (none with --no-pass-fuzz)."""
         if self.s.pass_seq is not None:
-            return [self.catalog.entries[step["name"]] for step in self.s.pass_seq if step["name"] in self.catalog.entries]
+            names = [step["name"] for step in self.s.pass_seq]
+            return [self.catalog.entries[name] for name in names if name in self.catalog.entries]
         return self.catalog.drawable() if self.s.pass_fuzz else []
 
     def contract_dtypes(self, index: int) -> list[str] | None:
