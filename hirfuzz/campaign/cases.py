@@ -189,7 +189,7 @@ class CaseMaker:
         if generated:
             direction = self.case_direction(index)
             n_ops, ops, dtypes = self.drawn_from(gradient)
-            dtypes = dtypes if gradient else self.contract_dtypes(index) or dtypes
+            dtypes = dtypes if gradient else self.contract_dtypes(index, ops, avoid) or dtypes
             graph = generate_graph(self.specs, self.case_rng(index, Stream.GRAPH), n_ops, coverage,
                                    guided=self.s.guided, ops=ops, dtypes=dtypes, stats=stats,
                                    direction=direction, targets=self.target_kinds,
@@ -243,24 +243,30 @@ class CaseMaker:
 
     def sequence_passes(self) -> list:
         """The catalog entries a case's pass sequences hold: the pinned sequence's (--pass-seq),
-        else those drawn (none with --no-pass-fuzz)."""
+        else those drawn (none with --no-pass-fuzz, or without a catalog)."""
+        if self.catalog is None:
+            return []
         if self.s.pass_seq is not None:
             names = [step["name"] for step in self.s.pass_seq]
             return [self.catalog.entries[name] for name in names if name in self.catalog.entries]
         return self.catalog.drawable() if self.s.pass_fuzz else []
 
-    def contract_dtypes(self, index: int) -> list[str] | None:
+    def contract_dtypes(self, index: int, ops: list[str] | None = None,
+                        avoid: frozenset = frozenset()) -> list[str] | None:
         """The dtypes case `index` is drawn in where it is one of the CONTRACT_SHARE of a strict
         campaign's cases drawn in a catalog pass's documented input dtypes (None: it is not):
         a program computing in other dtypes is not judged under that pass (Relax's
         ToMixedPrecision takes float32 programs only, and hardly one 40-operator program of
-        mixed dtypes computes in float32 alone). Not where --dtypes is given."""
+        mixed dtypes computes in float32 alone). Not where --dtypes is given, nor where no op
+        of `ops` (the selected ones) can be drawn in them less the (op, dtype) pairs `avoid`."""
         if not self.contracts or self.s.dtypes or self.s.mode != "strict":
             return None
         rng = self.case_rng(index, Stream.CONTRACT)
         if rng.random() >= CONTRACT_SHARE:
             return None
-        return list(self.contracts[int(rng.integers(len(self.contracts)))])
+        dtypes = list(self.contracts[int(rng.integers(len(self.contracts)))])
+        names = ops if ops is not None else self.specs.names()
+        return dtypes if drawable(self.specs, names, dtypes, self.target_kinds, avoided_in(avoid, False)) else None
 
     def drawn_from(self, gradient: bool) -> tuple[int, list[str] | None, list[str] | None]:
         """(operators, ops, dtypes) a case's graph is drawn with: the settings', or a gradient
