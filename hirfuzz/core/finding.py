@@ -439,9 +439,11 @@ def lone_operator_key(pass_name: str, operator: str, construct: str = "") -> str
 
 
 def root_keys(finding_extra: dict) -> list[str]:
-    """The keys a finding joins another by: its root key, and its lone-operator key
-    (lone_operator_key) where it has one. That second key only joins: a finding keyed on
-    its message joins every other with that message, whatever its operator."""
+    """The keys a finding joins another by: its root key, and its second key where it has
+    one (extra.operator_key: a pass's failure on one operator, lone_operator_key, or another
+    oracle's failure of that operator, oracles' OracleDefinition.operator_key). That second
+    key only joins: a finding keyed on its message joins every other with that message,
+    whatever its operator."""
     return [key for key in (finding_extra.get("root_key"), finding_extra.get("operator_key")) if key]
 
 
