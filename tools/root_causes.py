@@ -47,11 +47,10 @@ import tvm  # noqa: E402
 
 from hirfuzz.campaign.cases import Case  # noqa: E402
 from hirfuzz.campaign.judge import Judge  # noqa: E402
-from hirfuzz.campaign.oracles import definition  # noqa: E402
-from hirfuzz.campaign.reducer import _PREFIXES  # noqa: E402
+from hirfuzz.campaign.reducer import _PREFIXES, operator_key_on  # noqa: E402
 from hirfuzz.campaign.reduction_steps import PASS_STAGES, failure_position, fails_no_later  # noqa: E402
 from hirfuzz.core.calls import call_records  # noqa: E402
-from hirfuzz.core.finding import (ROOT, Finding, failed_pass_of, lone_operator_key, pass_failed_in,  # noqa: E402
+from hirfuzz.core.finding import (ROOT, Finding, failed_pass_of, pass_failed_in,  # noqa: E402
                                   pass_root_key, root_key, stale_type_carrier)
 from hirfuzz.core.graph import Graph  # noqa: E402
 from hirfuzz.core.passes import load_catalog  # noqa: E402
@@ -93,22 +92,13 @@ def current_key(finding: dict, case_json: dict | None = None, one_root_cause: fr
 
 
 def operator_key(finding: dict, case_json: dict | None) -> str | None:
-    """The second key hirfuzz gives a saved finding now whose reduced program is one operator,
-    plainly lowered (reducer.operator_key_of): a crash in a pass, its lone-operator key;
-    another, its oracle's; else None."""
-    if (case_json is None or case_json.get("disruption") is not None
-            or any(key in (case_json.get("lowering") or {}) for key in ("plan", "mutation"))):
+    """The second key hirfuzz gives a saved finding now (reducer.operator_key_on), from its
+    case.json (its reduced program), else None."""
+    if case_json is None:
         return None
-    operators = [node["op"] for node in case_json["graph"]["nodes"] if node["kind"] == "op"]
-    if len(operators) != 1:
-        return None
-    failed_in = pass_failed_in(finding["extra"], finding.get("stage", "passes"))
-    if finding["kind"] != "crash" or not failed_in:
-        case = SimpleNamespace(graph=Graph.from_json(case_json["graph"]))
-        return definition(finding["oracle"]).operator_key(Finding(**finding), case)
-    passes = case_json["configs"][-1].get("passes") or []
-    return lone_operator_key(failed_in, operators[0], stale_type_carrier(case_json.get("lowering"), case_json["graph"],
-                                                                          passes))
+    case = SimpleNamespace(graph=Graph.from_json(case_json["graph"]), lowering=case_json.get("lowering"),
+                           configs=case_json["configs"], disruption=case_json.get("disruption"))
+    return operator_key_on("findings", Finding(**finding), case)
 
 
 def root_causes(keys: list[list[str]]) -> int:

@@ -272,6 +272,23 @@ class Reductions:
             self.changed.set()
 
 
+def operator_key_on(folder: str, finding: Finding, case) -> str | None:
+    """The second root key of a finding headed for `folder` whose reduced program (`case`:
+    its graph, lowering, configs and disruption) is one operator, plainly lowered: a crash,
+    ill-formed output or death in a pass, its lone-operator key (core.finding.lone_operator_key);
+    another, its oracle's (OracleDefinition.operator_key); else None. tools/root_causes.py
+    gives saved findings theirs with it."""
+    operators = case.graph.operators
+    plain = not any(key in (case.lowering or {}) for key in ("plan", "mutation"))
+    if folder != "findings" or case.disruption is not None or len(operators) != 1 or not plain:
+        return None
+    failed_in = pass_failed_in(finding.extra, finding.stage)
+    if finding.kind != "crash" or not failed_in:
+        return definition(finding.oracle).operator_key(finding, case)
+    construct = stale_type_carrier(case.lowering, case.graph.to_json(), case.configs[-1].get("passes") or [])
+    return lone_operator_key(failed_in, operators[0].op, construct)
+
+
 def script_limit_s(kind: str, timeout_s: float) -> float:
     """Seconds a finding's script may take alone. A hang is confirmed only if the script
     spends three times the case's limit in CPU time: a build that was merely slow, on a
@@ -422,20 +439,8 @@ class Reduction:
 
     @staticmethod
     def operator_key_of(job: Job, state: Finishing) -> str | None:
-        """The second root key of a finding whose reduced program is one operator, plainly
-        lowered: a crash, ill-formed output or death in a pass, its lone-operator key
-        (core.finding.lone_operator_key); another, its oracle's (OracleDefinition.operator_key);
-        else None."""
-        case, finding = state.case, state.finding
-        operators = case.graph.operators
-        plain = not any(key in (case.lowering or {}) for key in ("plan", "mutation"))
-        if job.folder != "findings" or case.disruption is not None or len(operators) != 1 or not plain:
-            return None
-        failed_in = pass_failed_in(finding.extra, finding.stage)
-        if finding.kind != "crash" or not failed_in:
-            return definition(finding.oracle).operator_key(finding, case)
-        construct = stale_type_carrier(case.lowering, case.graph.to_json(), case.configs[-1].get("passes") or [])
-        return lone_operator_key(failed_in, operators[0].op, construct)
+        """The finished finding's second root key (operator_key_on)."""
+        return operator_key_on(job.folder, state.finding, state.case)
 
     @staticmethod
     def _root_key_on(finding: Finding, case, signature: str | None = None) -> str | None:
