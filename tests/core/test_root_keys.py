@@ -7,6 +7,7 @@ import json
 import threading
 
 from hirfuzz.campaign.coordinator import Campaign, Settings
+from hirfuzz.campaign.oracles import Oracle, definition
 from hirfuzz.campaign.reducer import _PREFIXES, Job, Reduction
 from hirfuzz.campaign.reduction_steps import Finishing
 from hirfuzz.core.finding import (Finding, crash_signature, ill_formed_signature, lone_operator_key, root_key,
@@ -567,7 +568,8 @@ def test_a_wrong_loss_of_one_operator_joins_that_operators_wrong_result(tmp_path
     def gradient(what: str) -> Finding:
         found = Finding(kind="wrong-result", oracle="gradient", stage="run", case=1, confirmed=True,
                         signature=f"wrong-result|gradient|{what}|astype", message="the gradient differs")
-        found.extra["root_key"] = root_key(found.signature, _PREFIXES)
+        found.extra.update(root_key=root_key(found.signature, _PREFIXES),
+                           config=definition(Oracle.GRADIENT).config(campaign.maker))  # as the oracle files it
         key = reduction.operator_key_of(Job("findings", case, found, "", "k", found.signature), Finishing(found, case))
         if key is not None:
             found.extra["operator_key"] = key

@@ -26,6 +26,7 @@ from ...core.finding import ROOT, Finding
 from ...core.gradients import (expected_gradients, float_results, float_variables, judge_estimate,
                               loss_tolerance)
 from ...core.oracle import Mismatch
+from ...core.targets import target_kind
 from ...dialects import dialect_info
 from ...protocol import GRADIENT
 from .base import Component, Oracle, OracleDefinition, mismatch_detail, result_site
@@ -103,7 +104,8 @@ class GradientOracle(OracleDefinition):
         relay-now 0012 and 0020, bench21 0009 and 0012)."""
         if finding.kind != "wrong-result" or "|loss|" not in finding.signature:
             return None
-        return f"{ROOT}|wrong-result|{Oracle.REFERENCE.value}|llvm|{result_site(case, 0)}"
+        target = target_kind(finding.extra["config"]["target"])  # as the reference oracle keys its own
+        return f"{ROOT}|wrong-result|{Oracle.REFERENCE.value}|{target}|{result_site(case, 0)}"
 
 
 def why_not_judged(case, gradients) -> str | None:
