@@ -156,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="after each built case, K cases whose graphs are only lowered and run through their "
                         "pass sequences, each output checked, never built: about a twentieth of a built case's "
                         f"time ({_per_ir('check_cases')})")
+    p.add_argument("--check-ops", type=_positive_int, metavar="N",
+                   help="operators per graph of a check-only case (--check-cases): a pass that raises or "
+                        "leaves an ill-formed module mostly needs few, a build fault of several operators "
+                        f"needs many ({_per_ir('check_ops')}; none: --ops)")
     p.add_argument("--gradients", type=_share, default=UNSET, metavar="SHARE",
                    help="the share of cases drawn as gradient cases: a graph of the ops the IR's autodiff "
                         "differentiates, its float results summed to a loss, differentiated, built and run, each "
@@ -324,7 +328,8 @@ def run(argv=None) -> int:
                         dialect=args.dialect, pass_fuzz=not args.no_pass_fuzz, pass_seq=pass_seq,
                         pass_files=[str(Path(f).resolve()) for f in args.passes],
                         pass_checks=_given(args.pass_checks, defaults.pass_checks),
-                        check_cases=_given(args.check_cases, defaults.check_cases), gradients=gradients,
+                        check_cases=_given(args.check_cases, defaults.check_cases),
+                        check_ops=args.check_ops or defaults.check_ops, gradients=gradients,
                         features=not args.no_features,
                         mutations=max(0, defaults.mutations if args.mutations is None else args.mutations),
                         followups=max(0, args.followup_mutants),

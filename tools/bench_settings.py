@@ -9,8 +9,8 @@ user runs it (findings reduced and their reproducers checked) for --time seconds
 --jobs 1, all settings and seeds side by side at once, so that they share the machine
 alike (it is shared and noisy: compare the rows, not the absolute figures). A setting is
 `key=value` pairs joined by commas over the flags `ops`, `mutations`, `followups`
-(--followup-mutants), `max_passes`, `check_cases` and `executors` (names joined by `+`,
-`none` for the baseline alone); --ir picks the IR.
+(--followup-mutants), `max_passes`, `check_cases`, `check_ops`, `gradients` (a share) and
+`executors` (names joined by `+`, `none` for the baseline alone); --ir picks the IR.
 
 Per setting the table gives the cases run, the distinct confirmed findings (signatures),
 the distinct subjects they blame (the pass, or the kind and stage of a finding without
@@ -35,7 +35,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 
 from root_causes import root_causes, saved_keys  # noqa: E402  (the keys hirfuzz gives saved findings)
 FLAGS = {"ops": "--ops", "mutations": "--mutations", "followups": "--followup-mutants",
-         "max_passes": "--max-passes", "executors": "--executors", "check_cases": "--check-cases"}
+         "max_passes": "--max-passes", "executors": "--executors", "check_cases": "--check-cases",
+         "check_ops": "--check-ops", "gradients": "--gradients"}
+SHARES = ("gradients",)  # keys whose value is a share from 0 to 1, not a count
 NAMES = ("executors",)  # keys whose value is names joined by "+", not a number
 
 
@@ -45,6 +47,9 @@ def parse_setting(text: str) -> dict[str, int | str]:
         key, _, value = pair.partition("=")
         if key in NAMES and value:
             setting[key] = value.replace("+", ",")
+            continue
+        if key in SHARES and value.replace(".", "", 1).isdigit():
+            setting[key] = float(value)
             continue
         if key not in FLAGS or not value.isdigit():
             raise SystemExit(f"setting '{text}': expected key=N pairs over {', '.join(FLAGS)} "

@@ -188,7 +188,7 @@ class CaseMaker:
         gradient = self.gradient_case(index)
         if generated:
             direction = self.case_direction(index)
-            n_ops, ops, dtypes = self.drawn_from(gradient)
+            n_ops, ops, dtypes = self.drawn_from(gradient, self.check_only(index))
             dtypes = dtypes if gradient else self.contract_dtypes(index, ops, avoid) or dtypes
             graph = generate_graph(self.specs, self.case_rng(index, Stream.GRAPH), n_ops, coverage,
                                    guided=self.s.guided, ops=ops, dtypes=dtypes, stats=stats,
@@ -268,13 +268,14 @@ class CaseMaker:
         names = ops if ops is not None else self.specs.names()
         return dtypes if drawable(self.specs, names, dtypes, self.target_kinds, avoided_in(avoid, False)) else None
 
-    def drawn_from(self, gradient: bool) -> tuple[int, list[str] | None, list[str] | None]:
-        """(operators, ops, dtypes) a case's graph is drawn with: the settings', or a gradient
-        case's (at most the gradient oracle's MAX_OPS operators, of the ops with a gradient,
-        at its dtype)."""
+    def drawn_from(self, gradient: bool, check_only: bool) -> tuple[int, list[str] | None, list[str] | None]:
+        """(operators, ops, dtypes) a case's graph is drawn with: the settings' (a check-only
+        case's operators, --check-ops, where given), or a gradient case's (at most the
+        gradient oracle's MAX_OPS operators, of the ops with a gradient, at its dtype)."""
+        n_ops = self.s.check_ops if check_only and self.s.check_ops else self.s.ops
         if not gradient:
-            return self.s.ops, self.s.only_ops, self.s.dtypes
-        return min(self.s.ops, MAX_OPS), self.gradient_ops, [GRADIENT_DTYPE]
+            return n_ops, self.s.only_ops, self.s.dtypes
+        return min(n_ops, MAX_OPS), self.gradient_ops, [GRADIENT_DTYPE]
 
     def add_gradient_config(self, case: Case, stats: GenStats | None):
         """The gradient oracle's configuration, right after the baseline, where the case is

@@ -557,12 +557,19 @@ def _pass_checks_line(checks: dict | None) -> list[str]:
             f"{checks['seconds']:.0f} s; {checks['findings']} confirmed finding(s) first shown by one"]
 
 
+def _check_ops(summary: dict) -> str:
+    """" (N in a check-only case)" where check-only cases draw another size (--check-ops)."""
+    n = summary.get("check_ops_per_graph")
+    return f" ({n} in a check-only case)" if n and n != summary["ops_per_graph"] else ""
+
+
 def campaign_report(out: Path, summary: dict) -> str:
     rows = _stats(out)
     lines = [
         "# hirfuzz campaign report",
         "",
-        f"- mode `{summary['mode']}`, seed {summary['seed']}, {summary['ops_per_graph']} operators per graph, "
+        f"- mode `{summary['mode']}`, seed {summary['seed']}, {summary['ops_per_graph']} operators per graph"
+        f"{_check_ops(summary)}, "
         f"targets `{','.join(summary['targets'])}`, executors `{','.join(summary['executors'])}`, TVM {summary.get('tvm')}",
         f"- {summary['cases']} cases in {summary['elapsed_s']:.0f} s "
         f"({summary['cases'] / max(summary['elapsed_s'], 1e-9):.2f} cases/s, {summary.get('jobs', 1)} workers)"

@@ -29,6 +29,8 @@ class DialectDefaults:
     # cases made after each built case that are only lowered and passed through check-only
     # sequences, never built (--check-cases)
     check_cases: int = 0
+    # operators per graph of a check-only case (--check-ops; None: --ops)
+    check_ops: int | None = None
     # the share of cases drawn as gradient cases (--gradients; the gradient oracle's): 0 for
     # an IR whose TVM has no autodiff hirfuzz knows
     gradients: float = 0.0
@@ -89,6 +91,7 @@ class Settings:
     pass_files: list[str] = field(default_factory=list)
     pass_checks: int = 0                   # extra drawn sequences per case, passes checked, never built
     check_cases: int = 0                   # check-only cases after each built one (campaign.cases)
+    check_ops: int | None = None           # operators per graph of a check-only case (None: ops)
     gradients: float = 0.0                 # share of cases that are gradient cases (oracles/gradient.py)
     features: bool = True                  # lower with functions, closures and Relax features
     mutations: int = DEFAULT_MUTATIONS     # mutators applied to make each case's mutant (0: none)

@@ -58,6 +58,7 @@ def summary(view: CampaignView) -> dict:
         "not_run": c.not_run,
         # check-only cases (--check-cases): well-formed and passed through their sequences, never built
         "checked_only": c.checked,
+        "check_ops_per_graph": (s.check_ops or s.ops) if s.check_cases else None,
         # cases whose worker ran out of --max-memory: not findings (a larger limit runs them)
         "out_of_memory": {"cases": c.out_of_memory, "limit_mb": s.max_memory_mb},
         # the bound the workers said in their hello they run under (worker.memory_bound)
