@@ -165,6 +165,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "differentiates, its float results summed to a loss, differentiated, built and run, each "
                         "gradient compared with finite differences of the NumPy reference (the gradient oracle: "
                         f"Relax's Gradient, Relay's FirstOrderGradient; 0: none; {_per_ir('gradients')})")
+    p.add_argument("--gradient-ops", type=_positive_int, metavar="N",
+                   help=f"operators a gradient case's graph draws at most ({_per_ir('gradient_ops')})")
     p.add_argument("--max-passes", type=_positive_int, metavar="N",
                    help=f"passes a drawn pass sequence holds at most ({_per_ir('max_passes')})")
     p.add_argument("--no-coverage", action="store_true",
@@ -330,6 +332,7 @@ def run(argv=None) -> int:
                         pass_checks=_given(args.pass_checks, defaults.pass_checks),
                         check_cases=_given(args.check_cases, defaults.check_cases),
                         check_ops=args.check_ops or defaults.check_ops, gradients=gradients,
+                        gradient_ops=args.gradient_ops or defaults.gradient_ops,
                         features=not args.no_features,
                         mutations=max(0, defaults.mutations if args.mutations is None else args.mutations),
                         followups=max(0, args.followup_mutants),

@@ -37,7 +37,7 @@ from ..protocol import CHECK_ONLY, encode_array, lowered_only, make_config
 from .avoidance import AvoidanceSchedule
 from .coverage_ledger import CoverageLedger
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
-from .oracles.gradient import GRADIENT_DTYPE, MAX_OPS, why_not_differentiable
+from .oracles.gradient import GRADIENT_DTYPE, why_not_differentiable
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -133,7 +133,7 @@ class CaseMaker:
         self.direction = None
         # the terms of the dialect's autodiff, where gradient cases are drawn (--gradients)
         self.gradient_support = info.gradient_support() if settings.gradients > 0 else None
-        self.gradient_ops = self.differentiable_ops()
+        self.differentiable = self.differentiable_ops()
         # the input dtypes passes of the catalog document (core.passes.input_contract_unmet):
         # a share of cases is drawn in them, where such a pass is judged (contract_dtypes)
         self.contracts = sorted({e.input_dtypes for e in self.sequence_passes() if e.input_dtypes})
@@ -228,7 +228,7 @@ class CaseMaker:
         one IR whose TVM differentiates programs): its graph drawn from the ops the autodiff
         differentiates (`drawn_from`), and the gradient oracle's configuration added
         (`add_gradient_config`)."""
-        return (bool(self.gradient_ops) and self.s.mode == "strict" and self.s.cross_dialect is None
+        return (bool(self.differentiable) and self.s.mode == "strict" and self.s.cross_dialect is None
                 and self.s.pass_seq is None and self.case_rng(index, Stream.GRADIENT).random() < self.s.gradients)
 
     def differentiable_ops(self) -> list[str]:
@@ -270,12 +270,12 @@ class CaseMaker:
 
     def drawn_from(self, gradient: bool, check_only: bool) -> tuple[int, list[str] | None, list[str] | None]:
         """(operators, ops, dtypes) a case's graph is drawn with: the settings' (a check-only
-        case's operators, --check-ops, where given), or a gradient case's (at most the
-        gradient oracle's MAX_OPS operators, of the ops with a gradient, at its dtype)."""
+        case's operators, --check-ops, where given), or a gradient case's (at most
+        --gradient-ops operators, of the ops with a gradient, at its dtype)."""
         n_ops = self.s.check_ops if check_only and self.s.check_ops else self.s.ops
         if not gradient:
             return n_ops, self.s.only_ops, self.s.dtypes
-        return min(n_ops, MAX_OPS), self.gradient_ops, [GRADIENT_DTYPE]
+        return min(n_ops, self.s.gradient_ops), self.differentiable, [GRADIENT_DTYPE]
 
     def add_gradient_config(self, case: Case, stats: GenStats | None):
         """The gradient oracle's configuration, right after the baseline, where the case is

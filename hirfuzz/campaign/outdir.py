@@ -51,10 +51,10 @@ FOLDERS_OF_FOLDERS = FINDING_FOLDERS + ("pending", "hirfuzz-bugs")
 _TEMPORARY = re.compile(r"^\..+\.tmp\d+$")
 # settings that decide which graphs a campaign generates: a resume must not change them
 FIXED_SETTINGS = ("mode", "seed", "ops", "targets", "guided", "only_ops", "dtypes", "spec_dir", "dialect",
-                  "cross_dialect", "direct", "check_cases", "check_ops", "gradients")
+                  "cross_dialect", "direct", "check_cases", "check_ops", "gradients", "gradient_ops")
 # what a campaign from before the setting existed used
 SETTING_DEFAULTS = {"dialect": "relax", "cross_dialect": None, "direct": True, "check_cases": 0, "check_ops": None,
-                    "gradients": 0.0}
+                    "gradients": 0.0, "gradient_ops": 8}
 
 
 class OutputError(HirfuzzError):

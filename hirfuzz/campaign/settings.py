@@ -34,6 +34,9 @@ class DialectDefaults:
     # the share of cases drawn as gradient cases (--gradients; the gradient oracle's): 0 for
     # an IR whose TVM has no autodiff hirfuzz knows
     gradients: float = 0.0
+    # the operators a gradient case draws at most (--gradient-ops): small programs keep the
+    # differences cheap and a failure's reduction short
+    gradient_ops: int = 8
 
 
 DIALECT_DEFAULTS = {
@@ -93,6 +96,7 @@ class Settings:
     check_cases: int = 0                   # check-only cases after each built one (campaign.cases)
     check_ops: int | None = None           # operators per graph of a check-only case (None: ops)
     gradients: float = 0.0                 # share of cases that are gradient cases (oracles/gradient.py)
+    gradient_ops: int = 8                  # operators a gradient case draws at most
     features: bool = True                  # lower with functions, closures and Relax features
     mutations: int = DEFAULT_MUTATIONS     # mutators applied to make each case's mutant (0: none)
     followups: int = DEFAULT_FOLLOWUPS     # follow-up mutant cases per interesting case (campaign.followups)

@@ -37,11 +37,11 @@ def test_the_k_cases_after_each_built_one_are_check_only_and_draw_what_a_built_c
 def test_check_only_cases_draw_their_own_number_of_operators():
     # --check-ops: a built case's graph has --ops operators, a check-only case's --check-ops
     made = maker(**{**SMALL, "ops": 6}, check_cases=2, check_ops=2)
-    sizes = {index: len([n for n in made.make_case(index).graph.nodes if n.kind == "op"]) for index in range(6)}
+    sizes = {index: len(made.make_case(index).graph.operators) for index in range(6)}
     assert [sizes[i] for i in (0, 3)] == [6, 6] and [sizes[i] for i in (1, 2, 4, 5)] == [2, 2, 2, 2]
     # without it, as many as a built case
     same = maker(**{**SMALL, "ops": 6}, check_cases=2)
-    assert all(len([n for n in same.make_case(i).graph.nodes if n.kind == "op"]) == 6 for i in range(3))
+    assert all(len(same.make_case(i).graph.operators) == 6 for i in range(3))
 
 
 def test_no_check_only_case_where_a_campaign_asks_about_results():

@@ -116,6 +116,15 @@ def test_gradient_cases_draw_differentiable_graphs_with_the_gradient_configurati
     assert not any(made.gradient_case(i) for i in range(12))
 
 
+def test_gradient_cases_draw_at_most_gradient_ops_operators():
+    # --gradient-ops: a gradient case's graph draws at most that many; the others --ops
+    made = maker(seed=2, mutations=0, gradients=0.5, ops=6, gradient_ops=2)
+    sizes = {index: len(made.make_case(index).graph.operators) for index in range(12)}
+    chosen = [i for i in range(12) if made.gradient_case(i)]
+    assert chosen and all(sizes[i] == 2 for i in chosen)
+    assert all(sizes[i] == 6 for i in range(12) if i not in chosen)
+
+
 def test_a_gradient_finding_s_construct_is_avoided_in_gradient_cases_alone():
     finding = {"confirmed": True}
     case = {"graph": CUMSUM_EXCLUSIVE.to_json(), "lowering": {},

@@ -34,9 +34,6 @@ from .base import Component, Oracle, OracleDefinition, mismatch_detail, result_s
 # the most float variable elements a gradient case has: each costs four evaluations of the
 # reference (a few ms for a small graph) on the coordinator, where the judge runs
 MAX_ELEMENTS = 256
-# the operators a gradient case draws at most: small programs keep the differences cheap and
-# a failure's reduction short
-MAX_OPS = 8
 GRADIENT_DTYPE = "float64"  # the differences are taken in float64: TVM's gradient at float64 is judged tightly
 
 
