@@ -526,6 +526,176 @@ def conv1d(data, weight, stride, padding, dilation, groups=1):
 # `x + 1 > x` is always true for int32), so such a result is undefined and never compared.
 # 8- and 16-bit integers get plain add/sub/mul and wrap, as the reference computes them.
 
+@helper
+def max_pool1d(data, pool_size, stride, padding, dilation, ceil_mode=False):
+    """NCW max pooling, padding (left, right), TVM's ceil-mode size: `max_pool2d_tvm` on a
+    height of one."""
+    out = max_pool2d_tvm(np.asarray(data)[:, :, None, :], [1, pool_size], [1, stride],
+                         [0, padding[0], 0, padding[1]], [1, dilation], ceil_mode)
+    return out[:, :, 0, :]
+
+
+@helper
+def avg_pool1d(data, pool_size, stride, padding, dilation, ceil_mode=False, count_include_pad=False):
+    """NCW average pooling, padding (left, right): `avg_pool2d` on a height of one."""
+    out = avg_pool2d(np.asarray(data)[:, :, None, :], [1, pool_size], [1, stride],
+                     [0, padding[0], 0, padding[1]], [1, dilation], ceil_mode, count_include_pad)
+    return out[:, :, 0, :]
+
+
+@helper
+def adaptive_max_pool2d(data, output_size):
+    """NCHW adaptive max pooling, `adaptive_avg_pool2d`'s windows."""
+    x = np.asarray(data)
+    n, c, h, w = x.shape
+    oh, ow = output_size
+    out = np.zeros((n, c, oh, ow), dtype=x.dtype)
+    for i in range(oh):
+        y0, y1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        for j in range(ow):
+            z0, z1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            out[:, :, i, j] = x[:, :, y0:y1, z0:z1].max(axis=(2, 3))
+    return out
+
+
+@helper
+def lrn(data, size, axis, alpha, beta, bias):
+    """Local response normalisation across `axis` (topi/nn/local_response_norm.h): data /
+    (bias + alpha * sum of squares over a zero-padded window of `size` centred on each
+    element / size) ** beta."""
+    x = np.asarray(data, dtype=np.float64)
+    sq = np.moveaxis(x * x, axis, -1)
+    half = size // 2
+    padded = np.pad(sq, [(0, 0)] * (sq.ndim - 1) + [(half, half)])
+    window = sum(padded[..., k:k + sq.shape[-1]] for k in range(size))
+    window = np.moveaxis(window, -1, axis)
+    return x / (bias + alpha * window / size) ** beta
+
+
+@helper
+def l2_normalize(data, eps, axis):
+    """data / sqrt(max(sum(data², axis), eps)) (Relay's SimplifyInference L2NormToInferUnpack)."""
+    x = np.asarray(data, dtype=np.float64)
+    s = np.sum(x * x, axis=tuple(axis), keepdims=True)
+    return x / np.sqrt(np.maximum(s, eps))
+
+
+# --- Relay-only layout helpers (nn.space_to_depth, nn.depth_to_space, nn.dilate, slice_like,
+# reshape_like, reverse_sequence, sequence_mask) ---
+
+@helper
+def space_to_depth(x, block_size, layout="NCHW"):
+    """topi.nn.space_to_depth: output channel (by, bx, c) of block (y, x) is input pixel
+    (y * b + by, x * b + bx) of channel c."""
+    x = np.asarray(x)
+    if layout == "NHWC":
+        x = np.transpose(x, (0, 3, 1, 2))
+    n, c, h, w = x.shape
+    b = int(block_size)
+    out = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4).reshape(n, c * b * b, h // b, w // b)
+    return np.transpose(out, (0, 2, 3, 1)) if layout == "NHWC" else out
+
+
+@helper
+def depth_to_space(x, block_size, layout="NCHW", mode="DCR"):
+    """topi.nn.depth_to_space: DCR reads input channel (by, bx, c), any other mode (CRD)
+    channel (c, by, bx), for output pixel (y * b + by, x * b + bx) of channel c."""
+    x = np.asarray(x)
+    if layout == "NHWC":
+        x = np.transpose(x, (0, 3, 1, 2))
+    n, c, h, w = x.shape
+    b = int(block_size)
+    if mode == "DCR":
+        out = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        out = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    out = out.reshape(n, c // (b * b), h * b, w * b)
+    return np.transpose(out, (0, 2, 3, 1)) if layout == "NHWC" else out
+
+
+@helper
+def dilate(x, strides, dilation_value=0.0):
+    """topi.nn.dilate: x's elements strides[i] apart, dilation_value between."""
+    x = np.asarray(x)
+    shape = [(d - 1) * int(s) + 1 for d, s in zip(x.shape, strides)]
+    out = np.full(shape, np.asarray(dilation_value).astype(x.dtype), dtype=x.dtype)
+    out[tuple(slice(None, None, int(s)) for s in strides)] = x
+    return out
+
+
+@helper
+def slice_like(x, like, axes=None):
+    """Relay slice_like: x[0:like.shape[a]] on each axis a of `axes` (None: every axis of x
+    that like has)."""
+    x, like = np.asarray(x), np.asarray(like)
+    picked = range(min(x.ndim, like.ndim)) if axes is None else [a % x.ndim for a in axes]
+    index = [slice(None)] * x.ndim
+    for a in picked:
+        index[a] = slice(0, like.shape[a])
+    return x[tuple(index)]
+
+
+@helper
+def reshape_like(x, like, lhs_begin=0, lhs_end=None, rhs_begin=0, rhs_end=None):
+    """Relay reshape_like: x's dims [lhs_begin, lhs_end) become like's [rhs_begin, rhs_end)."""
+    x, like = np.asarray(x), np.asarray(like)
+    tail = list(x.shape[lhs_end:]) if lhs_end is not None else []
+    return x.reshape(list(x.shape[:lhs_begin]) + list(like.shape[rhs_begin:rhs_end]) + tail)
+
+
+@helper
+def reverse_sequence(data, seq_lengths, seq_axis, batch_axis):
+    """Relay reverse_sequence: in slice b along batch_axis, the first seq_lengths[b] elements
+    along seq_axis reversed (a length above the axis is the axis, one below 1 is 1)."""
+    data = np.asarray(data)
+    seq_axis, batch_axis = seq_axis % data.ndim, batch_axis % data.ndim
+    out = data.copy()
+    n = data.shape[seq_axis]
+    for b, length in enumerate(np.asarray(seq_lengths).reshape(-1).tolist()):
+        k = min(max(int(length), 1), n)
+        src = [slice(None)] * data.ndim
+        src[batch_axis] = b
+        src[seq_axis] = slice(k - 1, None, -1) if k < n else slice(None, None, -1)
+        dst = [slice(None)] * data.ndim
+        dst[batch_axis] = b
+        dst[seq_axis] = slice(0, k)
+        out[tuple(dst)] = data[tuple(src)]
+    return out
+
+
+@helper
+def sequence_mask(data, valid_length, mask_value, axis):
+    """Relay sequence_mask: elements at position >= valid_length[b] along `axis` (0 or 1,
+    the batch axis the other) become mask_value."""
+    data = np.asarray(data)
+    pos = np.arange(data.shape[axis]).reshape([-1 if i == axis else 1 for i in range(data.ndim)])
+    lengths = np.asarray(valid_length).astype(np.int64).reshape([-1 if i == 1 - axis else 1 for i in range(data.ndim)])
+    return np.where(pos >= lengths, np.asarray(mask_value).astype(data.dtype), data)
+
+
+def _nearest_source(in_size, out_size, align_corners):
+    """topi.image.resize2d's nearest source index per output index (topi.nn.upsampling):
+    asymmetric: floor(y * in / out) (exact for these sizes thanks to topi's 1e-5 nudge);
+    align_corners: float32((in - 1) / (out - 1)) * y in float32, rounded half away from
+    zero (tir round, LLVM's llvm.round)."""
+    y = np.arange(out_size)
+    if align_corners:
+        v = np.float32((in_size - 1) / (out_size - 1)) * y.astype(np.float32)
+        idx = np.floor(v.astype(np.float64) + 0.5).astype(np.int64)
+    else:
+        idx = (y * in_size) // out_size
+    return np.clip(idx, 0, in_size - 1)
+
+
+@helper
+def upsampling_nearest_neighbor(data, out_h, out_w, align_corners=False):
+    """NCHW nearest-neighbour upsampling to (out_h, out_w), as topi.nn.upsampling computes it."""
+    x = np.asarray(data)
+    rows = _nearest_source(x.shape[2], out_h, align_corners)
+    cols = _nearest_source(x.shape[3], out_w, align_corners)
+    return x[:, :, rows][:, :, :, cols]
+
+
 def _exact(x) -> np.ndarray:
     """`x` as Python integers: arithmetic on them never wraps."""
     return np.asarray(x).astype(object)
@@ -733,3 +903,6 @@ def interpret(graph: Graph, specs, leaf_values: dict[int, np.ndarray]) -> dict[R
             values[ref] = arr
             facts[ref] = TensorFacts(arr, exact, stable and not failed, rtol, atol, mag, failed, smooth)
     return facts
+
+
+# --- ops22: 1-D pools, adaptive max pool, nearest upsampling, LRN, L2 normalisation ------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+import tvm
 from tvm import relay
 
 from ...core.calls import decode_argument
@@ -371,30 +372,32 @@ def _pool_out(size, k, s, lo, hi, d):
     return out - 1 if (out - 1) * s >= size + lo else out
 
 
-def _pool2d(op, data, pool_size, strides, dilation, padding, ceil_mode, **kw):
-    """Relay's pool, cut to the spec's ceil-mode size: Relay keeps a last window starting
-    in the trailing padding that PyTorch's rule (and the spec's) drops."""
+def _pool(op, data, pool_size, strides, dilation, padding, ceil_mode, **kw):
+    """Relay's 1-D (NCW) or 2-D (NCHW) pool, cut to the spec's ceil-mode size: Relay keeps a
+    last window starting in the trailing padding that PyTorch's rule (and the spec's) drops.
+    `padding` is Relay's: all the befores, then all the afters."""
     out = op(data, pool_size=pool_size, strides=strides, dilation=dilation, padding=padding,
              ceil_mode=ceil_mode, **kw)
     if not ceil_mode:
         return out
-    _, _, h, w = static_shape(data)
-    want = [_pool_out(h, pool_size[0], strides[0], padding[0], padding[2], dilation[0]),
-            _pool_out(w, pool_size[1], strides[1], padding[1], padding[3], dilation[1])]
+    spatial = static_shape(data)[2:]
+    n = len(spatial)
+    want = [_pool_out(size, pool_size[i], strides[i], padding[i], padding[n + i], dilation[i])
+            for i, size in enumerate(spatial)]
     if static_shape(out)[2:] == want:
         return out
-    return relay.strided_slice(out, begin=[0, 0], end=want, strides=[1, 1], axes=[2, 3])
+    return relay.strided_slice(out, begin=[0] * n, end=want, strides=[1] * n, axes=list(range(2, 2 + n)))
 
 
 @composite
 def max_pool2d(data, pool_size, strides, dilation, padding, ceil_mode):
-    return _pool2d(relay.nn.max_pool2d, data, pool_size, strides, dilation, padding, ceil_mode)
+    return _pool(relay.nn.max_pool2d, data, pool_size, strides, dilation, padding, ceil_mode)
 
 
 @composite
 def avg_pool2d(data, pool_size, strides, dilation, padding, ceil_mode, count_include_pad):
-    return _pool2d(relay.nn.avg_pool2d, data, pool_size, strides, dilation, padding, ceil_mode,
-                   count_include_pad=count_include_pad)
+    return _pool(relay.nn.avg_pool2d, data, pool_size, strides, dilation, padding, ceil_mode,
+                 count_include_pad=count_include_pad)
 
 
 @composite
@@ -405,3 +408,37 @@ def batch_norm(data, gamma, beta, moving_mean, moving_var, axis, epsilon, center
         axis %= len(static_shape(data))
     return relay.nn.batch_norm(data, gamma, beta, moving_mean, moving_var, axis=axis,
                                epsilon=epsilon, center=center, scale=scale)
+
+
+@composite
+def max_pool1d(data, pool_size, strides, dilation, padding, ceil_mode):
+    return _pool(relay.nn.max_pool1d, data, pool_size, strides, dilation, padding, ceil_mode)
+
+
+@composite
+def avg_pool1d(data, pool_size, strides, dilation, padding, ceil_mode, count_include_pad):
+    return _pool(relay.nn.avg_pool1d, data, pool_size, strides, dilation, padding, ceil_mode,
+                 count_include_pad=count_include_pad)
+
+
+# TVM 0.19's fast_* approximations: registered ops with no tvm.relay wrapper (topi/elemwise.h:
+# fast_exp_float32 and fast_tanh_float on float32, fast_erf_float_expr on float32 and float16;
+# the plain function on other dtypes)
+
+def _registered_op(name: str, x):
+    return relay.Call(tvm.ir.Op.get(name), [x])
+
+
+@composite
+def fast_exp(x):
+    return _registered_op("fast_exp", x)
+
+
+@composite
+def fast_tanh(x):
+    return _registered_op("fast_tanh", x)
+
+
+@composite
+def fast_erf(x):
+    return _registered_op("fast_erf", x)
