@@ -498,15 +498,19 @@ def avg_pool2d(data, pool_size, strides, padding, dilation, ceil_mode=False, cou
 @helper
 def adaptive_avg_pool2d(data, output_size):
     """NCHW adaptive average pooling: window i spans [floor(i*H/O), ceil((i+1)*H/O))."""
-    x = np.asarray(data, dtype=np.float64)
+    return _adaptive_pool2d(np.asarray(data, dtype=np.float64), output_size, np.mean)
+
+
+def _adaptive_pool2d(x, output_size, reduce):
+    """`reduce` over each adaptive window of NCHW `x`, in `x`'s dtype."""
     n, c, h, w = x.shape
     oh, ow = output_size
-    out = np.zeros((n, c, oh, ow))
+    out = np.zeros((n, c, oh, ow), dtype=x.dtype)
     for i in range(oh):
         y0, y1 = (i * h) // oh, -(-((i + 1) * h) // oh)
         for j in range(ow):
             z0, z1 = (j * w) // ow, -(-((j + 1) * w) // ow)
-            out[:, :, i, j] = x[:, :, y0:y1, z0:z1].mean(axis=(2, 3))
+            out[:, :, i, j] = reduce(x[:, :, y0:y1, z0:z1], axis=(2, 3))
     return out
 
 
@@ -517,14 +521,6 @@ def conv1d(data, weight, stride, padding, dilation, groups=1):
                  [1, stride], [0, padding[0], 0, padding[1]], [1, dilation], groups)
     return out[:, :, 0, :]
 
-
-# --- integer overflow: what TVM computes (see `overflow` in spec.py) --------------------------
-#
-# TVM's LLVM codegen (src/target/llvm/codegen_llvm.cc, DEFINE_CODEGEN_BINARY_OP, in 0.19 and
-# 0.27 alike) emits add, sub and mul of 32- and 64-bit integers with LLVM's nsw (signed) or
-# nuw (unsigned) flag: an overflow there is poison, which LLVM may and does exploit (fused,
-# `x + 1 > x` is always true for int32), so such a result is undefined and never compared.
-# 8- and 16-bit integers get plain add/sub/mul and wrap, as the reference computes them.
 
 @helper
 def max_pool1d(data, pool_size, stride, padding, dilation, ceil_mode=False):
@@ -546,16 +542,7 @@ def avg_pool1d(data, pool_size, stride, padding, dilation, ceil_mode=False, coun
 @helper
 def adaptive_max_pool2d(data, output_size):
     """NCHW adaptive max pooling, `adaptive_avg_pool2d`'s windows."""
-    x = np.asarray(data)
-    n, c, h, w = x.shape
-    oh, ow = output_size
-    out = np.zeros((n, c, oh, ow), dtype=x.dtype)
-    for i in range(oh):
-        y0, y1 = (i * h) // oh, -(-((i + 1) * h) // oh)
-        for j in range(ow):
-            z0, z1 = (j * w) // ow, -(-((j + 1) * w) // ow)
-            out[:, :, i, j] = x[:, :, y0:y1, z0:z1].max(axis=(2, 3))
-    return out
+    return _adaptive_pool2d(np.asarray(data), output_size, np.max)
 
 
 @helper
@@ -695,6 +682,14 @@ def upsampling_nearest_neighbor(data, out_h, out_w, align_corners=False):
     cols = _nearest_source(x.shape[3], out_w, align_corners)
     return x[:, :, rows][:, :, :, cols]
 
+
+# --- integer overflow: what TVM computes (see `overflow` in spec.py) --------------------------
+#
+# TVM's LLVM codegen (src/target/llvm/codegen_llvm.cc, DEFINE_CODEGEN_BINARY_OP, in 0.19 and
+# 0.27 alike) emits add, sub and mul of 32- and 64-bit integers with LLVM's nsw (signed) or
+# nuw (unsigned) flag: an overflow there is poison, which LLVM may and does exploit (fused,
+# `x + 1 > x` is always true for int32), so such a result is undefined and never compared.
+# 8- and 16-bit integers get plain add/sub/mul and wrap, as the reference computes them.
 
 def _exact(x) -> np.ndarray:
     """`x` as Python integers: arithmetic on them never wraps."""
