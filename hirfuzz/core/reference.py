@@ -567,7 +567,7 @@ def l2_normalize(data, eps, axis):
     return x / np.sqrt(np.maximum(s, eps))
 
 
-# --- Relay-only layout helpers (nn.space_to_depth, nn.depth_to_space, nn.dilate, slice_like,
+# --- layout helpers (nn.space_to_depth, nn.depth_to_space, nn.dilate, slice_like,
 # reshape_like, reverse_sequence, sequence_mask) ---
 
 @helper
@@ -681,6 +681,118 @@ def upsampling_nearest_neighbor(data, out_h, out_w, align_corners=False):
     rows = _nearest_source(x.shape[2], out_h, align_corners)
     cols = _nearest_source(x.shape[3], out_w, align_corners)
     return x[:, :, rows][:, :, :, cols]
+
+
+# --- transposed convolutions, collapse sums, median, bucketize, NLL loss ---
+
+@helper
+def conv2d_transpose(data, weight, strides, padding, output_padding, dilation, groups=1):
+    """NCHW data, IOHW weight ([in_channels, out_channels // groups, kh, kw]), padding (top,
+    left, bottom, right): each input element scatters its products with the kernel at
+    stride * i + dilation * k, and the result is that full map cropped by the padding at
+    both ends and extended by output_padding at the end (topi group_conv2d_transpose_nchw)."""
+    acc = np.float64 if data.dtype.kind == "f" else np.int64
+    x = np.asarray(data).astype(acc)
+    w = np.asarray(weight).astype(acc)
+    n, c, h, wd = x.shape
+    _, og, kh, kw = w.shape
+    sh, sw = strides
+    dh, dw = dilation
+    top, left, bottom, right = padding
+    oph, opw = output_padding
+    full_h = (h - 1) * sh + dh * (kh - 1) + 1 + oph
+    full_w = (wd - 1) * sw + dw * (kw - 1) + 1 + opw
+    full = np.zeros((n, og * groups, max(full_h, top + 1), max(full_w, left + 1)), dtype=acc)
+    cg = c // groups
+    for g in range(groups):
+        xs = x[:, g * cg:(g + 1) * cg]
+        ws = w[g * cg:(g + 1) * cg]
+        for i in range(kh):
+            for j in range(kw):
+                contrib = np.einsum("nchw,co->nohw", xs, ws[:, :, i, j])
+                full[:, g * og:(g + 1) * og, i * dh: i * dh + sh * (h - 1) + 1: sh,
+                     j * dw: j * dw + sw * (wd - 1) + 1: sw] += contrib
+    oh = full_h - top - bottom
+    ow = full_w - left - right
+    return full[:, :, top:top + oh, left:left + ow]
+
+
+@helper
+def conv1d_transpose(data, weight, stride, padding, output_padding, dilation, groups=1):
+    """NCW data, IOW weight, padding (left, right): `conv2d_transpose` on a height of one."""
+    out = conv2d_transpose(np.asarray(data)[:, :, None, :], np.asarray(weight)[:, :, None, :],
+                           [1, stride], [0, padding[0], 0, padding[1]], [0, output_padding],
+                           [1, dilation], groups)
+    return out[:, :, 0, :]
+
+
+@helper
+def collapse_axes(data_shape, target_shape):
+    """The axes topi.collapse_sum sums over (right to left): those `target_shape` lacks and
+    those where it is 1 and the data is not."""
+    data_shape, target_shape = list(data_shape), list(target_shape)
+    lead = len(data_shape) - len(target_shape)
+    return list(range(lead)) + [lead + i for i, d in enumerate(target_shape)
+                                if d == 1 and data_shape[lead + i] != 1]
+
+
+@helper
+def collapse_sum(data, target_shape):
+    """topi.collapse_sum: `data` summed down to `target_shape` (which broadcasts to it), in
+    the data's dtype (8- and 16-bit integers wrap; a bool sum is an any())."""
+    x = np.asarray(data)
+    axes = tuple(collapse_axes(x.shape, target_shape))
+    return np.sum(x, axis=axes).reshape(list(target_shape)).astype(x.dtype)
+
+
+@helper
+def median_lower(x, keepdims=False):
+    """Relax median over the whole tensor (axis None): the element at (n - 1) // 2 of the
+    sorted values (statistical.py _te_median: the lower median, no averaging)."""
+    x = np.asarray(x)
+    v = np.sort(x.reshape(-1), kind="stable")[(x.size - 1) // 2]
+    return np.full([1] * x.ndim if keepdims else [], v, dtype=x.dtype)
+
+
+@helper
+def bucketize(x, boundaries, right=False, out_int32=False):
+    """torch.bucketize (topi.searchsorted over the boundaries): right=False gives the first i
+    with x <= boundaries[i], right=True the first i with x < boundaries[i]."""
+    idx = np.searchsorted(np.asarray(boundaries), np.asarray(x), side="right" if right else "left")
+    return np.asarray(idx).astype("int32" if out_int32 else "int64")
+
+
+@helper
+def adaptive_avg_pool1d(data, output_size):
+    """NCW adaptive average pooling (window i spans [floor(i*W/O), ceil((i+1)*W/O))); an
+    output_size of None keeps the width: `adaptive_avg_pool2d` on a height of one."""
+    x = np.asarray(data, dtype=np.float64)
+    o = x.shape[2] if output_size is None else int(output_size)
+    return _adaptive_pool2d(x[:, :, None, :], [1, o], np.mean)[:, :, 0, :]
+
+
+@helper
+def nll_loss(predictions, targets, weights, reduction, ignore_index):
+    """Negative log likelihood loss (topi nll_loss): each target t (not ignore_index) gives
+    -predictions[n, t, d...] * weights[t], an ignored one 0; 'mean' divides the sum by the
+    sum of the weights of the targets not ignored, 'sum' sums, 'none' keeps targets' shape.
+    Predictions of rank 1 (C,) take a scalar target."""
+    p = np.asarray(predictions, dtype=np.float64)
+    t = np.asarray(targets).astype(np.int64)
+    w = np.asarray(weights, dtype=np.float64)
+    keep = t != ignore_index
+    safe = np.where(keep, t, 0)
+    if p.ndim == 1:
+        picked = p[safe]
+    else:
+        picked = np.take_along_axis(p, np.expand_dims(safe, 1), axis=1)[:, 0]
+    loss = np.where(keep, -picked * w[safe], 0.0)
+    wsum = np.where(keep, w[safe], 0.0)
+    if p.ndim == 1 or reduction == "none":
+        return loss / wsum if p.ndim == 1 and reduction == "mean" else loss
+    if reduction == "sum":
+        return np.sum(loss)
+    return np.sum(loss) / np.sum(wsum)
 
 
 # --- integer overflow: what TVM computes (see `overflow` in spec.py) --------------------------
@@ -898,6 +1010,3 @@ def interpret(graph: Graph, specs, leaf_values: dict[int, np.ndarray]) -> dict[R
             values[ref] = arr
             facts[ref] = TensorFacts(arr, exact, stable and not failed, rtol, atol, mag, failed, smooth)
     return facts
-
-
-# --- ops22: 1-D pools, adaptive max pool, nearest upsampling, LRN, L2 normalisation ------------

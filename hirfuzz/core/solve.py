@@ -43,8 +43,12 @@ def solve(solve_spec, env: dict, rng) -> dict[str, int] | None:
 
 
 def _solve_z3(solve_spec, env, rng, names) -> dict[str, int] | None:
-    syms = {n: z3.Int(n) for n in names}
-    solver = z3.Solver()
+    # a context of its own: in z3's global one, the answer to the same query depends on what
+    # the process solved before (its caches), so a case maker and the coordinator drew
+    # different attributes for the same case of the same seed
+    ctx = z3.Context()
+    syms = {n: z3.Int(n, ctx) for n in names}
+    solver = z3.Solver(ctx=ctx)
     solver.set("timeout", 2000)
     for n, (lo, hi) in solve_spec.vars.items():
         solver.add(syms[n] >= lo, syms[n] <= hi)
@@ -55,7 +59,7 @@ def _solve_z3(solve_spec, env, rng, names) -> dict[str, int] | None:
     for n in names:
         bins = _bins(*solve_spec.vars[n])
         lo, hi = bins[int(rng.integers(len(bins)))]
-        flag = z3.Bool(f"bin_{n}")
+        flag = z3.Bool(f"bin_{n}", ctx)
         solver.add(z3.Implies(flag, z3.And(syms[n] >= lo, syms[n] <= hi)))
         assumptions[flag.get_id()] = flag
     while True:

@@ -22,12 +22,12 @@ from ...core.graph import Graph
 AUTODIFF_PASS = "FirstOrderGradient"  # relay.transform.FirstOrderGradient
 
 GRADIENT_OPS = frozenset({
-    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "cast", "clip", "concatenate", "cos",
-    "cosh", "divide", "erf", "exp", "less_equal", "log", "log10", "log2", "max", "mean", "multiply", "negative",
-    "nn.batch_flatten", "nn.batch_matmul", "nn.bias_add", "nn.conv2d", "nn.dense", "nn.global_avg_pool2d",
-    "nn.log_softmax", "nn.relu", "nn.softmax", "not_equal", "reshape", "reshape_like", "sigmoid", "sin", "sinh",
-    "sqrt", "squeeze", "stack", "strided_slice", "subtract", "sum", "take", "tan", "tanh", "transpose",
-    "variance", "where"})
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "cast", "clip", "collapse_sum_like",
+    "collapse_sum_to", "concatenate", "cos", "cosh", "divide", "erf", "exp", "less_equal", "log", "log10",
+    "log2", "max", "mean", "multiply", "negative", "nn.batch_flatten", "nn.batch_matmul", "nn.bias_add",
+    "nn.conv2d", "nn.dense", "nn.global_avg_pool2d", "nn.log_softmax", "nn.relu", "nn.softmax", "not_equal",
+    "reshape", "reshape_like", "sigmoid", "sin", "sinh", "sqrt", "squeeze", "stack", "strided_slice",
+    "subtract", "sum", "take", "tan", "tanh", "transpose", "variance", "where"})
 
 
 def gradient_specs(specs) -> list[str]:
