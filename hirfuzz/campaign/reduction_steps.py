@@ -453,13 +453,46 @@ class BlameOperatorAlone(Step):
         return case
 
 
+class BlameGradientOperatorAlone(Step):
+    """Each operator of a gradient finding's reduced program alone under the gradient
+    configuration: the first whose gradient is wrong alone is what the finding is keyed as.
+    The case is not changed (its reproducer shows what the campaign saw).
+
+    Why: a wrong gradient is keyed on the ops of its reduced program, and a reduction cut
+    short by its budget (at the end of a --time run each gets its equal part of what is
+    left, 10 s at least: two or three Relay gradient builds) leaves several. On seed 8
+    (bench22) take's gradient with a negative axis was six findings, one reduced to `take`
+    alone and five cut short with three to six other operators beside it. Not budgeted: a
+    gradient program of one operator builds in a second or two, and the finding's key is
+    worth those trials more than a smaller program is."""
+    name = "gradient_operator_alone"
+
+    def applies(self, reduction, state):
+        finding, case = state.finding, state.case
+        return (finding.oracle == Oracle.GRADIENT.value and finding.kind == "wrong-result"
+                and case.disruption is None and len(case.graph.operators) > 1)
+
+    def run(self, reduction, state):
+        case, finding = state.case, state.finding
+        plain = {k: v for k, v in case.lowering.items() if k not in ("plan", "mutation")}
+        for node in case.graph.operators:
+            graph, _ = keep_operators(case.graph, {node.id})
+            trial = reduction.variant(case, graph=graph, lowering=plain, configs=[case.configs[-1]])
+            found = reduction.finding_of(trial)
+            if found is not None and found.kind == "wrong-result" and found.oracle == finding.oracle:
+                state.alone = OperatorAlone(node.op, found, trial)
+                finding.extra["keyed_as"] = {"operator": node.op, "message": found.message[:300]}
+                return case
+        return case
+
+
 # before a finding's signature is settled: a finding in findings/ that is no disruptive one's
 ISOLATING: tuple[Step, ...] = (IsolateConfig(), DropPasses(), MinimisePasses(), StandIn())
 # then, with --reduce, on the isolated case (not a hang's: each trial would cost a time-out;
 # not a disruptive one's, tied to its graph's node numbering)
 REDUCING: tuple[Step, ...] = (ReduceGraph(), DropLowering(), ShrinkPlan(), Confirm())
-# then, on the finished case of a crash, what it is keyed as
-KEYING: tuple[Step, ...] = (BlameOperatorAlone(),)
+# then, on the finished case of a crash or a wrong gradient, what it is keyed as
+KEYING: tuple[Step, ...] = (BlameOperatorAlone(), BlameGradientOperatorAlone())
 STEPS = ISOLATING + REDUCING + KEYING
 
 

@@ -155,13 +155,14 @@ def _mutant_lines(finding: dict) -> list[str]:
 
 
 def _keyed_as_lines(finding: dict) -> list[str]:
-    """Where one operator of the program fails the same passes alone (reduction_steps
-    BlameOperatorAlone): the fault the failure grew from, which the finding is one of."""
+    """Where one operator of the program fails alone (reduction_steps BlameOperatorAlone: the
+    same passes; BlameGradientOperatorAlone: its gradient): the fault the failure grew from,
+    which the finding is one of."""
     keyed = finding.get("extra", {}).get("keyed_as")
     if not keyed:
         return []
-    return [f"**Likely root:** `{keyed['operator']}` alone fails the same passes: "
-            f"{shorten(keyed['message'], 300)}", ""]
+    what = "its gradient is wrong" if finding.get("oracle") == "gradient" else "fails the same passes"
+    return [f"**Likely root:** `{keyed['operator']}` alone: {what}: {shorten(keyed['message'], 300)}", ""]
 
 
 def bug_report(finding: dict, repro: str, outcome, installation: dict, target: str, info, graph=None,

@@ -2,8 +2,12 @@
 configuration run by a real worker (Relax's Gradient on apache-tvm 0.27, built on llvm),
 judged against finite differences of the NumPy reference, and a finding's repro.py run
 alone as the campaign's verify step runs it."""
+import json
+
 import numpy as np
 import pytest
+
+from conftest import run_hirfuzz
 
 from hirfuzz.campaign.avoidance import AvoidanceSchedule, construct_of
 from hirfuzz.campaign.cases import avoided_in
@@ -160,3 +164,25 @@ def test_a_worker_dying_in_the_gradient_configuration_is_the_gradient_oracle_s(s
     assert in_gradient.finding.oracle == "gradient" and in_gradient.finding.signature.startswith("gradient|")
     assert in_baseline.finding.oracle == "crash"
     assert in_gradient.finding.signature == "gradient|" + in_baseline.finding.signature
+
+
+def test_a_wrong_gradient_cut_short_is_keyed_as_its_operator_alone_and_joins_one_finding(tmp_path):
+    # TVM 0.27's exclusive cumsum has the inclusive cumsum's gradient (tools/gradient_bugs.py).
+    # Reductions cut short at one trial (as the end of a --time run cuts them) leave the
+    # other operators beside it: each was a finding keyed on its op list (three at e82d122),
+    # and is now keyed as the cumsum alone, one finding
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--only-ops", "cumsum,exp,sin,multiply", "--gradients", 1, "--ops", 4, "--reduce-trials", 1,
+                       "--iterations", 16, "--seed", 1, "--out", out, "--no-progress", "--jobs", 1,
+                       "--versions", "none")
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["unconfirmed"] == []
+    (row,) = [r for r in summary["findings"] if r["oracle"] == "gradient"]
+    finding = json.loads((out / row["path"] / "finding.json").read_text())
+    assert finding["confirmed"] and finding["extra"]["ops"] > 1  # the program as reduced, not the cumsum alone
+    assert finding["extra"]["keyed_as"]["operator"] == "cumsum"
+    assert finding["extra"]["root_key"] == "root|wrong-result|gradient|values|cumsum"
+    assert len(finding["extra"]["merged"]) >= 1
+    report = (out / row["path"] / "bug-report.md").read_text()
+    assert "**Likely root:** `cumsum` alone: its gradient is wrong" in report

@@ -105,4 +105,4 @@ def test_a_downstream_failure_is_keyed_as_its_operator_alone_and_every_script_re
     assert finding["extra"]["root_key"] == f"{ROOT}|ill-formed|MutateOpsForTraining|{RETURNS_CHANGED} (shape)"
     assert finding["extra"]["reduction"]["steps"]["operator_alone"]["calls"] >= 1
     report = (folder / "bug-report.md").read_text()
-    assert "**Likely root:** `nn.layer_norm` alone fails the same passes" in report
+    assert "**Likely root:** `nn.layer_norm` alone: fails the same passes" in report
