@@ -98,6 +98,20 @@ def test_a_program_outside_the_contract_is_not_judged(specs):
     assert Judge(specs, {}).classify(case, reply).finding is None
 
 
+def test_nll_loss_s_weights_as_a_variable_are_outside_the_contract():
+    # bench22 seed 8's false alarm: a weights variable's gradient came out 0, as TVM documents
+    from hirfuzz.dialects.relax.gradients import outside_contract
+    attrs = {"reduction": "sum", "ignore_index": -100}
+    weights_variable = graph_of(var(0, [2, 3]), var(1, [2], "int64"), var(2, [3]),
+                                op(3, "nn.nll_loss", [[0, 0], [1, 0], [2, 0]], [], attrs))
+    assert "declared no_grad" in outside_contract(weights_variable)
+    weights_constant = graph_of(var(0, [2, 3]), var(1, [2], "int64"),
+                                {"id": 2, "kind": "const", "outputs": [{"shape": [3], "dtype": "float64"}],
+                                 "value": [1.0, 2.0, 0.5]},
+                                op(3, "nn.nll_loss", [[0, 0], [1, 0], [2, 0]], [], attrs))
+    assert outside_contract(weights_constant) is None
+
+
 def test_gradient_cases_draw_differentiable_graphs_with_the_gradient_configuration_after_the_baseline(specs):
     made = maker(seed=2, mutations=0, gradients=0.5, ops=6)
     chosen = [i for i in range(12) if made.gradient_case(i)]

@@ -28,7 +28,10 @@ GRADIENT_OPS = frozenset({
 
 # op -> the input slots whose gradient TVM declares absent (no_grad) though they may be float:
 # a variable reaching the loss through one has no gradient by TVM's own definition
-DECLARED_NO_GRAD = {"full_like": (1,)}   # _op_gradient.py full_like_grad: the fill value
+DECLARED_NO_GRAD = {
+    "full_like": (1,),    # _op_gradient.py full_like_grad: the fill value
+    "nn.nll_loss": (2,),  # nll_loss_grad: "The gradient w.r.t. targets and weights are not available"
+}
 # the pools whose backward TVM leaves unlegalized with a dilation, saying so (legalize_ops/grad.py
 # logs "Dilation is not supported in TOPI pool_grad and is not legalized.")
 UNDILATED_BACKWARD = {"nn.max_pool2d", "nn.avg_pool2d"}
