@@ -67,6 +67,9 @@ def normalize_message(message: str) -> str:
     # a fused kernel is named after the ops fused into it: one bug, however they are fused
     line = re.sub(r"\b(vm_mod|tvmgen_default)_fused_\w+", "FUSED", line)
     line = re.sub(r"\b(lv|gv|x|c|v)\d+\b", "V", line)
+    # a symbolic size the lowering names in a function other than main carries the function's
+    # name (n4_f1, n4_local1): the same size, whichever function declares it
+    line = re.sub(r"\b(n\d+)_(f|local)\d+\b", r"\1", line)
     line = re.sub(r"\d+", "N", line)
     line = re.sub(r"\s+", " ", line)
     return line[:200]

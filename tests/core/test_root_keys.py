@@ -39,6 +39,15 @@ def test_root_keys_keep_what_tells_failures_apart():
             != root_key(crash_signature("run", "ValueError", "bad", ""), _PREFIXES))
 
 
+def test_a_symbolic_size_is_one_name_whichever_function_declares_it():
+    # bench22 Relax seed 8, 0028 and 0029: topi's grouped conv1d_transpose assert on a symbolic
+    # channel count, in main (n6) and in a private function (n6_f1): one root cause
+    frame = 'File "/tvm/python/tvm/topi/nn/conv1d_transpose.py", line 9, in group_conv1d_transpose_ncw\n'
+    in_main, in_f1, in_local = (crash_signature("build", "AssertionError", f"input channels {name} must divide group "
+                                                "size 4", frame) for name in ("n6", "n6_f1", "n4_local2"))
+    assert in_main == in_f1 == in_local
+
+
 def test_ill_formed_modules_are_keyed_on_the_pass_whatever_the_oracle_and_the_program_names():
     first = "pass-order|" + ill_formed_signature("CanonicalizeRelaxBindings", "Var lv3 is not defined.")
     second = ill_formed_signature("CanonicalizeRelaxBindings", "Var gv12 is not defined.")
