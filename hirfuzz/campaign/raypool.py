@@ -15,7 +15,9 @@ when --ray is given.
 """
 from __future__ import annotations
 
+import atexit
 import fcntl
+import shutil
 import socket
 import tempfile
 import threading
@@ -47,6 +49,25 @@ def import_ray():
     return ray
 
 
+def package_with_data() -> str:
+    """The hirfuzz package as the nodes get it, the op specs and pass catalog inside it as a
+    wheel has them (hirfuzz.data): Ray ships the package folder alone, and a checkout (or an
+    editable install) keeps them beside it, so a case maker on a node found no op specs. The
+    package itself where it has them (a wheel); else a copy, removed when this process ends."""
+    import hirfuzz
+    from ..data import PASS_CATALOG, SPEC_DIR
+    package = Path(hirfuzz.__file__).resolve().parent
+    if SPEC_DIR.parent == package:
+        return str(package)
+    folder = tempfile.mkdtemp(prefix="hirfuzz-ray-")
+    atexit.register(shutil.rmtree, folder, True)
+    copy = Path(folder) / "hirfuzz"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(SPEC_DIR, copy / SPEC_DIR.name)
+    shutil.copy2(PASS_CATALOG, copy / PASS_CATALOG.name)
+    return str(copy)
+
+
 def connect(address: str) -> None:
     """Join the cluster at `address` (or start a local instance), or fail with one line
     within CONNECT_TIMEOUT_S: ray.init alone retries an unreachable address for minutes."""
@@ -54,9 +75,8 @@ def connect(address: str) -> None:
     if ray.is_initialized():
         return
     _probe(address)
-    import hirfuzz
     # the nodes run this checkout's hirfuzz, whatever they have installed
-    kwargs = dict(runtime_env={"py_modules": [hirfuzz]}, logging_level="error", log_to_driver=False,
+    kwargs = dict(runtime_env={"py_modules": [package_with_data()]}, logging_level="error", log_to_driver=False,
                   configure_logging=True)
     if address == LOCAL:
         # in this thread: the processes of a Ray instance started here die with the thread
