@@ -272,7 +272,7 @@ class CaseMaker:
         """(operators, ops, dtypes) a case's graph is drawn with: the settings' (a check-only
         case's operators, --check-ops, where given), or a gradient case's (at most
         --gradient-ops operators, of the ops with a gradient, at its dtype)."""
-        n_ops = self.s.check_ops if check_only and self.s.check_ops else self.s.ops
+        n_ops = (self.s.check_ops or self.s.ops) if check_only else self.s.ops
         if not gradient:
             return n_ops, self.s.only_ops, self.s.dtypes
         return min(n_ops, self.s.gradient_ops), self.differentiable, [GRADIENT_DTYPE]

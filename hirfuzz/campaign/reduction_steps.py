@@ -415,10 +415,38 @@ def fails_no_later(found: Finding | None, passes: list[dict], latest: int) -> bo
     return position is not None and position <= latest
 
 
-class BlameOperatorAlone(Step):
+class OperatorBlame(Step):
+    """The operators of a finished case each alone, plainly lowered (its result main's own,
+    which a plan could hide in an If's declared type): the first whose trial (`trial`) fails
+    as `blames` says is what the finding is keyed as (state.alone, extra.keyed_as). The case
+    is not changed (its reproducer shows what the campaign saw)."""
+
+    def run(self, reduction, state):
+        case, finding = state.case, state.finding
+        plain = {k: v for k, v in case.lowering.items() if k not in ("plan", "mutation")}
+        for node in case.graph.operators:
+            graph, _ = keep_operators(case.graph, {node.id})
+            trial = self.trial(reduction, state, graph, plain)
+            found = reduction.finding_of(trial)
+            if self.blames(state, found):
+                state.alone = OperatorAlone(node.op, found, trial)
+                finding.extra["keyed_as"] = {"operator": node.op, "message": found.message[:300]}
+                return case
+        return case
+
+    @abstractmethod
+    def trial(self, reduction, state: Finishing, graph, lowering: dict) -> "Case":
+        """The case of one operator alone (`graph`, `lowering`) under what the step tries."""
+
+    @abstractmethod
+    def blames(self, state: Finishing, found: Finding | None) -> bool:
+        """Whether the operator's failure alone (`found`; None: none) is the finding's."""
+
+
+class BlameOperatorAlone(OperatorBlame):
     """Each operator of the reduced program alone under the failing sequence, check-only:
     the first that fails in a pass no later than the finding failed is what the finding is
-    keyed as. The case is not changed (its reproducer shows what the campaign saw).
+    keyed as.
 
     Why: a pass that mistranslates one operator leaves a program that its consumers trip
     over, each in its own place: DecomposeOpsForTraining's layer_norm over a leading axis
@@ -436,27 +464,18 @@ class BlameOperatorAlone(Step):
                 and bool(case.configs[-1].get("passes"))
                 and failure_position(finding, case.configs[-1]["passes"]) is not None)
 
-    def run(self, reduction, state):
-        case, finding = state.case, state.finding
-        config = {**case.configs[-1], CHECK_ONLY: True}
-        latest = failure_position(finding, config["passes"])
-        # plainly lowered: its result main's own, which a plan could hide in an If's declared type
-        plain = {k: v for k, v in case.lowering.items() if k not in ("plan", "mutation")}
-        for node in case.graph.operators:
-            graph, _ = keep_operators(case.graph, {node.id})
-            trial = _under(reduction, reduction.variant(case, graph=graph, lowering=plain), config, finding)
-            found = reduction.finding_of(trial)
-            if fails_no_later(found, config["passes"], latest):
-                state.alone = OperatorAlone(node.op, found, trial)
-                finding.extra["keyed_as"] = {"operator": node.op, "message": found.message[:300]}
-                return case
-        return case
+    def trial(self, reduction, state, graph, lowering):
+        config = {**state.case.configs[-1], CHECK_ONLY: True}
+        return _under(reduction, reduction.variant(state.case, graph=graph, lowering=lowering), config, state.finding)
+
+    def blames(self, state, found):
+        passes = state.case.configs[-1]["passes"]
+        return fails_no_later(found, passes, failure_position(state.finding, passes))
 
 
-class BlameGradientOperatorAlone(Step):
+class BlameGradientOperatorAlone(OperatorBlame):
     """Each operator of a gradient finding's reduced program alone under the gradient
     configuration: the first whose gradient is wrong alone is what the finding is keyed as.
-    The case is not changed (its reproducer shows what the campaign saw).
 
     Why: a wrong gradient is keyed on the ops of its reduced program, and a reduction cut
     short by its budget (at the end of a --time run each gets its equal part of what is
@@ -472,18 +491,11 @@ class BlameGradientOperatorAlone(Step):
         return (finding.oracle == Oracle.GRADIENT.value and finding.kind == "wrong-result"
                 and case.disruption is None and len(case.graph.operators) > 1)
 
-    def run(self, reduction, state):
-        case, finding = state.case, state.finding
-        plain = {k: v for k, v in case.lowering.items() if k not in ("plan", "mutation")}
-        for node in case.graph.operators:
-            graph, _ = keep_operators(case.graph, {node.id})
-            trial = reduction.variant(case, graph=graph, lowering=plain, configs=[case.configs[-1]])
-            found = reduction.finding_of(trial)
-            if found is not None and found.kind == "wrong-result" and found.oracle == finding.oracle:
-                state.alone = OperatorAlone(node.op, found, trial)
-                finding.extra["keyed_as"] = {"operator": node.op, "message": found.message[:300]}
-                return case
-        return case
+    def trial(self, reduction, state, graph, lowering):
+        return reduction.variant(state.case, graph=graph, lowering=lowering, configs=[state.case.configs[-1]])
+
+    def blames(self, state, found):
+        return found is not None and found.kind == "wrong-result" and found.oracle == state.finding.oracle
 
 
 # before a finding's signature is settled: a finding in findings/ that is no disruptive one's

@@ -773,26 +773,22 @@ def adaptive_avg_pool1d(data, output_size):
 
 @helper
 def nll_loss(predictions, targets, weights, reduction, ignore_index):
-    """Negative log likelihood loss (topi nll_loss): each target t (not ignore_index) gives
-    -predictions[n, t, d...] * weights[t], an ignored one 0; 'mean' divides the sum by the
-    sum of the weights of the targets not ignored, 'sum' sums, 'none' keeps targets' shape.
-    Predictions of rank 1 (C,) take a scalar target."""
+    """Negative log likelihood loss (topi nll_loss) of predictions (N, C, d...): each target t
+    (not ignore_index) gives -predictions[n, t, d...] * weights[t], an ignored one 0; 'mean'
+    divides the sum by the sum of the weights of the targets not ignored, 'sum' sums, 'none'
+    keeps targets' shape."""
     p = np.asarray(predictions, dtype=np.float64)
     t = np.asarray(targets).astype(np.int64)
     w = np.asarray(weights, dtype=np.float64)
     keep = t != ignore_index
     safe = np.where(keep, t, 0)
-    if p.ndim == 1:
-        picked = p[safe]
-    else:
-        picked = np.take_along_axis(p, np.expand_dims(safe, 1), axis=1)[:, 0]
+    picked = np.take_along_axis(p, np.expand_dims(safe, 1), axis=1)[:, 0]
     loss = np.where(keep, -picked * w[safe], 0.0)
-    wsum = np.where(keep, w[safe], 0.0)
-    if p.ndim == 1 or reduction == "none":
-        return loss / wsum if p.ndim == 1 and reduction == "mean" else loss
+    if reduction == "none":
+        return loss
     if reduction == "sum":
         return np.sum(loss)
-    return np.sum(loss) / np.sum(wsum)
+    return np.sum(loss) / np.sum(np.where(keep, w[safe], 0.0))
 
 
 # --- integer overflow: what TVM computes (see `overflow` in spec.py) --------------------------
