@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from hirfuzz.campaign.conformance import make_samples
 from hirfuzz.campaign.coordinator import Campaign, Settings
 from hirfuzz.campaign.judge import Status
 from hirfuzz.campaign.oracles import ORACLES, Oracle
@@ -15,7 +16,7 @@ from hirfuzz.campaign.verify import check_finding_scripts
 from hirfuzz.core.graph import Graph
 from hirfuzz.core.spec import load_specs
 from hirfuzz.dialects import dialect_info
-from hirfuzz.dialects.relay.gradients import GRADIENT_OPS
+from hirfuzz.dialects.relay.gradients import GRADIENT_COMPOSITES, GRADIENT_OPS, gradient_specs
 from hirfuzz.protocol import GRADIENT, decode_array
 
 from graph_json import graph_of, op, var
@@ -77,6 +78,64 @@ def test_the_gradient_ops_are_those_tvm_0_19_registers_a_gradient_for():
     specs = load_specs(dialect="relay")
     called = {specs.ops[n].dialect_op for n in specs.names()}
     assert GRADIENT_OPS == {n for n in called if not n.startswith("hirfuzz.")} & registered
+
+
+# each composite's samples lowered by the Relay dialect: the Relay ops called, per composite
+CALLED_BY_COMPOSITES = r"""
+import json, sys
+from tvm import relay
+from hirfuzz.dialects import load_dialect
+dialect, called = load_dialect("relay"), {}
+for composite, request in json.load(open(sys.argv[1])):
+    module = dialect.lower(request)
+    def visit(node):
+        if isinstance(node, relay.Call) and hasattr(node.op, "name"):
+            called.setdefault(composite, set()).add(node.op.name)
+    for function in module.functions.values():
+        relay.analysis.post_order_visit(function, visit)
+print("CALLED " + json.dumps({k: sorted(v) for k, v in called.items()}))
+"""
+
+
+def test_the_composites_with_a_gradient_call_only_the_ops_they_declare_each_of_which_has_one(tmp_path):
+    """GRADIENT_COMPOSITES is what their samples lower to (float64, 6 samples each), and
+    each op in it registers FPrimalGradient in TVM 0.19."""
+    specs = load_specs(dialect="relay")
+    by_op = {specs.ops[n].dialect_op: n for n in specs.names()}
+    samples = []
+    for composite in sorted(GRADIENT_COMPOSITES):
+        for _, item in make_samples(specs, [by_op[composite]], 6, 0, configs=[]):
+            if not isinstance(item, str) and item[0].dtype == "float64":
+                samples.append((composite, item[1]))
+    (tmp_path / "samples.json").write_text(json.dumps(samples))
+    proc = run_in_relay("-c", CALLED_BY_COMPOSITES, tmp_path / "samples.json", timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    called = json.loads(proc.stdout.split("CALLED ", 1)[1])
+    assert sorted(called) == sorted(GRADIENT_COMPOSITES)
+    for composite, ops in called.items():
+        assert set(ops) <= GRADIENT_COMPOSITES[composite], composite
+    proc = run_in_relay("-c", "import json, tvm; print('OPS ' + json.dumps([n for n in tvm.ir.Op.list_op_names() "
+                              "if tvm.ir.Op.get(n).get_attr('FPrimalGradient') is not None]))", timeout=300)
+    registered = set(json.loads(proc.stdout.split("OPS ", 1)[1]))
+    assert set().union(*GRADIENT_COMPOSITES.values()) <= registered
+    assert {"nn.max_pool2d", "nn.avg_pool2d", "square"} <= set(gradient_specs(specs))  # drawn for gradient cases
+
+
+# sum(max_pool2d(x, 2x2 window, dilation 2)): TVM 0.19's max_pool2d_grad (_tensor_grad.py)
+# passes the pool's size, strides, padding and ceil mode to nn.max_pool2d_grad, not its
+# dilation, so the gradient lands on the undilated window's maximum
+DILATED_MAX_POOL = graph_of(var(0, [1, 1, 5, 5]), op(1, "nn.max_pool2d", [[0, 0]], [1, 1, 3, 3], {
+    "kh": 2, "kw": 2, "sh": 1, "sw": 1, "pt": 0, "pl": 0, "pb": 0, "pr": 0, "dh": 2, "dw": 2, "ceil_mode": False}))
+
+
+def test_a_dilated_max_pool2d_through_its_composite_is_a_gradient_finding(relay_campaign):
+    case, reply, outcome = judged(relay_campaign, DILATED_MAX_POOL)
+    assert reply["status"] == "ok", reply
+    assert outcome.status is Status.MISMATCH, (reply, outcome)
+    assert outcome.finding.signature == "wrong-result|gradient|values|nn.max_pool2d"
+    undilated = graph_of(var(0, [1, 1, 5, 5]), op(1, "nn.max_pool2d", [[0, 0]], [1, 1, 4, 4], {
+        "kh": 2, "kw": 2, "sh": 1, "sw": 1, "pt": 0, "pl": 0, "pb": 0, "pr": 0, "dh": 1, "dw": 1, "ceil_mode": False}))
+    assert judged(relay_campaign, undilated)[2].status is Status.OK
 
 
 def test_a_right_relay_gradient_is_judged_and_no_finding(relay_campaign):
