@@ -297,8 +297,10 @@ class ReduceGraph(Step):
         case, finding = state.case, state.finding
         small, ids, budget = reduce_graph(case.graph, lambda g, ids: reduction.fails_alike(
             reduction.variant(case, graph=g, lowering=_lowering_following(case, ids)), finding.signature))
-        # whether a bigger budget might shrink it further: worth knowing when it did not shrink much
-        finding.extra["reduction"] = {"checks": budget.checks, "budget_exhausted": budget.exhausted}
+        # whether more checks might shrink it further: worth knowing when it did not shrink much.
+        # The cap is this step's own (core.reduce.reduce_graph's checks and seconds), not the
+        # finding's reduction budget (extra.reduction.budget), which two readers took it for
+        finding.extra["reduction"] = {"checks": budget.checks, "reduce_graph_cap_reached": budget.exhausted}
         if len(small.operators) >= len(case.graph.operators):
             return case
         return reduction.variant(case, graph=small, lowering=_lowering_following(case, ids))
