@@ -9,7 +9,7 @@ user runs it (findings reduced and their reproducers checked) for --time seconds
 --jobs 1, all settings and seeds side by side at once, so that they share the machine
 alike (it is shared and noisy: compare the rows, not the absolute figures). A setting is
 `key=value` pairs joined by commas over the flags `ops`, `mutations`, `followups`
-(--followup-mutants), `max_passes`, `check_cases`, `check_ops`, `gradients` (a share), `gradient_ops` and
+(--followup-mutants), `max_passes`, `check_cases`, `check_ops`, `pass_checks`, `gradients` (a share), `gradient_ops` and
 `executors` (names joined by `+`, `none` for the baseline alone); --ir picks the IR.
 
 Per setting the table gives the cases run, the distinct confirmed findings (signatures),
@@ -36,7 +36,8 @@ sys.path.insert(0, str(ROOT / "tools"))
 from root_causes import root_causes, saved_keys  # noqa: E402  (the keys hirfuzz gives saved findings)
 FLAGS = {"ops": "--ops", "mutations": "--mutations", "followups": "--followup-mutants",
          "max_passes": "--max-passes", "executors": "--executors", "check_cases": "--check-cases",
-         "check_ops": "--check-ops", "gradients": "--gradients", "gradient_ops": "--gradient-ops"}
+         "check_ops": "--check-ops", "gradients": "--gradients", "gradient_ops": "--gradient-ops",
+         "pass_checks": "--pass-checks"}
 SHARES = ("gradients",)  # keys whose value is a share from 0 to 1, not a count
 NAMES = ("executors",)  # keys whose value is names joined by "+", not a number
 
