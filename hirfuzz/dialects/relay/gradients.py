@@ -22,10 +22,11 @@ AUTODIFF_PASS = "FirstOrderGradient"  # relay.transform.FirstOrderGradient
 # (tests/relay/test_relay_gradient_oracle.py checks this against TVM's registry)
 
 GRADIENT_OPS = frozenset({
-    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "cast", "clip", "collapse_sum_like",
-    "collapse_sum_to", "concatenate", "cos", "cosh", "divide", "erf", "exp", "less_equal", "log", "log10",
-    "log2", "max", "mean", "multiply", "negative", "nn.batch_flatten", "nn.batch_matmul", "nn.bias_add",
-    "nn.conv2d", "nn.dense", "nn.global_avg_pool2d", "nn.log_softmax", "nn.relu", "nn.softmax", "not_equal",
+    "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "cast", "cast_like", "clip",
+    "collapse_sum_like", "collapse_sum_to", "concatenate", "copy", "cos", "cosh", "divide", "erf", "exp",
+    "less_equal", "log", "log10", "log2", "max", "mean", "multiply", "negative", "nn.batch_flatten",
+    "nn.batch_matmul", "nn.bias_add", "nn.conv2d", "nn.cross_entropy", "nn.cross_entropy_with_logits",
+    "nn.dense", "nn.global_avg_pool2d", "nn.log_softmax", "nn.matmul", "nn.relu", "nn.softmax", "not_equal",
     "reshape", "reshape_like", "sigmoid", "sin", "sinh", "sqrt", "squeeze", "stack", "strided_slice",
     "subtract", "sum", "take", "tan", "tanh", "transpose", "variance", "where"})
 
