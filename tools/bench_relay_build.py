@@ -67,7 +67,7 @@ def time_builds(cases_file: str, repeat: int) -> dict:
     tvms_libinfo = te_compiler.libinfo
     from hirfuzz.dialects import load_dialect
     import hirfuzz.dialects.relay.executors  # noqa: F401  (keeps one libinfo on import)
-    kept_libinfo = te_compiler.libinfo  # the executors module keeps one on import
+    kept_libinfo = te_compiler.libinfo
     assert getattr(kept_libinfo, "hirfuzz_kept", False)
     dialect = load_dialect("relay")
     totals = {"tvm": {"plain": 0.0, "gradient": 0.0}, "kept": {"plain": 0.0, "gradient": 0.0}}

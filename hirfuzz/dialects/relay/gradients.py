@@ -20,7 +20,6 @@ AUTODIFF_PASS = "FirstOrderGradient"  # relay.transform.FirstOrderGradient
 
 # the Relay ops hirfuzz's specs call whose op registers FPrimalGradient in TVM 0.19
 # (tests/relay/test_relay_gradient_oracle.py checks this against TVM's registry)
-
 GRADIENT_OPS = frozenset({
     "abs", "acos", "acosh", "add", "asin", "asinh", "atan", "atanh", "cast", "cast_like", "clip",
     "collapse_sum_like", "collapse_sum_to", "concatenate", "copy", "cos", "cosh", "divide", "erf", "exp",
