@@ -384,9 +384,12 @@ def _pool(op, data, pool_size, strides, dilation, padding, ceil_mode, **kw):
     n = len(spatial)
     want = [_pool_out(size, pool_size[i], strides[i], padding[i], padding[n + i], dilation[i])
             for i, size in enumerate(spatial)]
-    if static_shape(out)[2:] == want:
+    shape = static_shape(out)
+    if shape[2:] == want:
         return out
-    return relay.strided_slice(out, begin=[0] * n, end=want, strides=[1] * n, axes=list(range(2, 2 + n)))
+    # over every axis, not `axes=[2, ...]`: strided_slice's registered gradient asserts that
+    # axes are absent ("not yet supported"), and the gradient oracle differentiates the pools
+    return relay.strided_slice(out, begin=[0] * (n + 2), end=shape[:2] + want, strides=[1] * (n + 2))
 
 
 @composite
