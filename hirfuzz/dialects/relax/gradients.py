@@ -21,10 +21,10 @@ AUTODIFF_PASS = "Gradient"  # relax.transform.Gradient
 GRADIENT_OPS = frozenset({
     "abs", "add", "astype", "broadcast_to", "concat", "cos", "cumsum", "divide", "equal", "exp", "expand_dims",
     "full_like", "greater", "greater_equal", "less", "less_equal", "log", "matmul", "maximum", "mean",
-    "minimum", "multiply", "negative", "nn.avg_pool2d", "nn.conv2d", "nn.log_softmax", "nn.max_pool2d",
-    "nn.nll_loss", "nn.relu", "nn.silu", "nn.softmax", "not_equal", "ones_like", "permute_dims", "power",
-    "reshape", "sigmoid", "sin", "split", "sqrt", "subtract", "sum", "take", "tanh", "triu", "variance",
-    "where", "zeros_like"})
+    "minimum", "multiply", "negative", "nn.avg_pool2d", "nn.conv2d", "nn.cross_entropy_with_logits",
+    "nn.log_softmax", "nn.max_pool2d", "nn.nll_loss", "nn.relu", "nn.silu", "nn.softmax", "not_equal",
+    "ones_like", "permute_dims", "power", "reshape", "sigmoid", "sin", "split", "sqrt", "subtract", "sum",
+    "take", "tanh", "triu", "variance", "where", "zeros_like"})
 
 # op -> the input slots whose gradient TVM declares absent (no_grad) though they may be float:
 # a variable reaching the loss through one has no gradient by TVM's own definition
