@@ -384,7 +384,9 @@ def _values(finding: dict, graph, plan: dict | None, dialect: str, situation_: S
               "dtype": result.group(2) if result else violation.get("dtype", ""),
               "error": _error_phrase(finding), "stage": _stage_phrase(finding, situation_),
               "config": _config_phrase(extra.get("config")), "complaint": "",
-              "signal": extra.get("signal") or ""}
+              "signal": extra.get("signal") or "",
+              # the pass inside the build that raised (worker: the reply's "failed_pass")
+              "build_pass": extra.get("failed_pass", "") if finding["stage"] == "build" else ""}
     if violation:
         values.update(_violation_values(violation))
     return values

@@ -168,7 +168,7 @@ def test_a_title_names_the_reduced_programs_operator_and_fits():
 
 
 def test_every_situation_has_a_template_whose_fields_are_known():
-    values = {"pass", "ops", "features", "op", "dtype", "error", "stage", "config", "complaint", "signal",
+    values = {"pass", "ops", "features", "op", "dtype", "error", "stage", "config", "complaint", "signal", "build_pass",
               "violation", "detail"}
     for case in Situation:
         for template in phrases()["templates"][case.value]:

@@ -9,7 +9,7 @@ from tvm import relax
 from ...core.graph import Graph
 from ...core.plan import LoweringPlan
 from ...core.gradients import float_results, float_variables
-from ..base import Dialect, ExecutorCannotTake, installation_of
+from ..base import Dialect, ExecutorCannotTake, build_pass_watcher, installation_of
 from .executors import build_module, load_vm, run_vm
 from .lower import lower_graph, lower_loss
 from .mutators import mutate, prepare_for_build
@@ -49,8 +49,11 @@ class RelaxDialect(Dialect):
         return apply_passes(module, config)
 
     def build(self, module, config: dict):
-        # LambdaLift where closures remain: TVM 0.27's precondition for building
-        return build_module(prepare_for_build(module), config)
+        # LambdaLift where closures remain: TVM 0.27's precondition for building, watched as
+        # the build's own passes are, so that a failure in it is said to be LambdaLift's
+        with tvm.transform.PassContext(opt_level=config["opt_level"], instruments=[build_pass_watcher()]):
+            module = prepare_for_build(module)
+        return build_module(module, config)
 
     load_stage = "run"  # the VM was made inside run_module, and a JIT failure reported there
 
