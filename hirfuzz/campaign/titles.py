@@ -486,7 +486,9 @@ def _render(template: str, values: dict, detail: str, width: int, least: int) ->
     if room < least:
         return None
     short = shorten_detail(detail, room)
-    return before + short + after if short else _DETAIL_SLOT.sub("", template).format(**values)
+    # no whole word of the detail fits: a shorter head that keeps some of TVM's error is
+    # better (the caller's last resort drops the detail)
+    return before + short + after if short else None
 
 
 def title(finding: dict, graph, info, plan: dict | None = None, width: int = TITLE_WIDTH) -> str:
@@ -501,14 +503,19 @@ def title(finding: dict, graph, info, plan: dict | None = None, width: int = TIT
         values["complaint"] = _complaint(detail, plan, info.name)
     usable = [t for t in phrases()["templates"][situation_.value]
               if all(values.get(name) for name in _fields(t) - {"detail"})]
-    # a head that leaves room for the whole detail, else for its start, else the most compact;
-    # what was broken is said whole or not at all ("declared [6, 3]" alone would mislead)
+    # a head that leaves room for the whole detail, else for its start, else the first head
+    # that fits without it, else the most compact; what was broken is said whole or not at
+    # all ("declared [6, 3]" alone would mislead)
     whole = situation_ is Situation.SILENT_ACCEPTANCE or detail == values.get("violation_detail")
     for least in (len(detail),) if whole else (len(detail), min(len(detail), MIN_DETAIL)):
         for template in usable:
             said = _render(template, values, detail, width - len(prefix), least)
             if said is not None:
                 return prefix + said
+    for template in usable:
+        head = _DETAIL_SLOT.sub("", template).format(**values)
+        if len(prefix) + len(head) <= width:
+            return prefix + head
     last = usable[-1] if usable else "{ops}: {detail}"
     said = _render(last, values, "" if whole else detail, width - len(prefix), 0)
     # a head too long for any detail (a long sequence of passes): cut, as it must be
