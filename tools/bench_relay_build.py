@@ -68,7 +68,7 @@ def time_builds(cases_file: str, repeat: int) -> dict:
     from hirfuzz.dialects import load_dialect
     import hirfuzz.dialects.relay.executors  # noqa: F401  (keeps one libinfo on import)
     kept_libinfo = te_compiler.libinfo
-    assert getattr(kept_libinfo, "hirfuzz_kept", False)
+    assert kept_libinfo is not tvms_libinfo
     dialect = load_dialect("relay")
     totals = {"tvm": {"plain": 0.0, "gradient": 0.0}, "kept": {"plain": 0.0, "gradient": 0.0}}
     builds = {"plain": 0, "gradient": 0}
@@ -118,6 +118,9 @@ def main(argv=None) -> int:
         if result["builds"][part]:
             print(f"{part}: {result['builds'][part]} builds, TVM's libinfo {tvm_s[part]:.2f}s, kept "
                   f"{kept_s[part]:.2f}s, ratio {tvm_s[part] / kept_s[part]:.2f}")
+    if not sum(result["builds"].values()):
+        print("no case reached a build: draw more (--cases)")
+        return 1
     print(f"all builds: ratio {sum(tvm_s.values()) / sum(kept_s.values()):.2f}")
     return 0
 

@@ -517,6 +517,5 @@ def title(finding: dict, graph, info, plan: dict | None = None, width: int = TIT
         if len(prefix) + len(head) <= width:
             return prefix + head
     last = usable[-1] if usable else "{ops}: {detail}"
-    said = _render(last, values, "" if whole else detail, width - len(prefix), 0)
-    # a head too long for any detail (a long sequence of passes): cut, as it must be
-    return shorten(prefix + (said or _DETAIL_SLOT.sub("", last).format(**values)), width)
+    # no head fits even without the detail (a long sequence of passes): cut, as it must be
+    return shorten(prefix + _DETAIL_SLOT.sub("", last).format(**values), width)

@@ -28,14 +28,8 @@ def keep_one_libinfo() -> None:
     copy takes 1/1.15 of the time (tools/bench_relay_build.py). The flags are constants of
     the libtvm loaded, so the worker asks once: nothing compiled changes."""
     from tvm.relay.backend import te_compiler
-    if getattr(te_compiler.libinfo, "hirfuzz_kept", False):
-        return
     flags = tvm.support.libinfo()
-
-    def libinfo():
-        return dict(flags)  # a copy, as TVM's gives: no caller can change another's
-    libinfo.hirfuzz_kept = True
-    te_compiler.libinfo = libinfo
+    te_compiler.libinfo = lambda: dict(flags)  # a copy, as TVM's gives: no caller can change another's
 
 
 keep_one_libinfo()
