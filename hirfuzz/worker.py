@@ -207,7 +207,7 @@ def module_anew(dialect, request: dict, config: dict):
     configuration's), the program lowered without its plan, the program, or its mutant."""
     from .protocol import GRADIENT
     if config.get(GRADIENT):
-        return dialect.lower_loss(request, config[GRADIENT])
+        return dialect.lower_loss(request, config)
     if config.get("plain") and request.get("plan"):
         return dialect.lower({**request, "plan": None})
     mod = dialect.lower(request)
@@ -221,11 +221,11 @@ def _loss_module(dialect, request: dict, config: dict, made: dict):
     `made`), or its reply where there is none: skipped where the dialect or the graph has
     nothing to differentiate, a lowering failure as any other's."""
     from .dialects.base import ExecutorCannotTake
-    from .protocol import GRADIENT, error_reply
-    key = ("loss", config[GRADIENT])
+    from .protocol import AUTODIFF, GRADIENT, error_reply
+    key = ("loss", config[GRADIENT], config.get(AUTODIFF))
     if key not in made:
         try:
-            made[key] = dialect.lower_loss(request, config[GRADIENT])
+            made[key] = dialect.lower_loss(request, config)
         except ExecutorCannotTake as exc:
             return {"status": "skipped", "reason": str(exc), "timings": {}}
         except Exception as exc:  # noqa: BLE001 - data for the oracle, as any lowering failure
@@ -319,7 +319,7 @@ def render_case(request: dict, dialect) -> dict:
     from .protocol import GRADIENT, encode_array, error_reply
     try:
         if request.get(GRADIENT):  # a gradient configuration's own program: the loss
-            text, consts = dialect.render(dialect.lower_loss(request, request[GRADIENT]))
+            text, consts = dialect.render(dialect.lower_loss(request, request))
             return {"status": "ok", "script": text, "consts": [encode_array(c) for c in consts]}
         mod = dialect.lower({**request, "plan": None} if request.get("plain") else request)
         if request.get("module", 0) == 1:

@@ -99,6 +99,7 @@ class Stream(IntEnum):
     PASS_CHECKS = 7  # its check-only pass sequences (--pass-checks)
     GRADIENT = 8    # whether it is a gradient case (--gradients)
     CONTRACT = 9    # whether it is drawn in a pass's documented input dtypes (contract_dtypes)
+    AUTODIFF = 10   # which of the dialect's autodiffs a gradient case runs (add_gradient_config)
 
 
 class CaseMaker:
@@ -287,7 +288,16 @@ class CaseMaker:
         if stats is not None:
             stats.count_gradient(why or None)
         if not why:
-            case.configs = [case.configs[0], ORACLES[Oracle.GRADIENT].config(self), *case.configs[1:]]
+            config = ORACLES[Oracle.GRADIENT].config(self, self.autodiff(case.index))
+            case.configs = [case.configs[0], config, *case.configs[1:]]
+
+    def autodiff(self, index: int) -> str | None:
+        """Which autodiff gradient case `index` runs, drawn evenly where the dialect has
+        several (Relay's first- and higher-order); None where it has one."""
+        modes = self.gradient_support.AUTODIFF_MODES
+        if len(modes) < 2:
+            return None
+        return modes[int(self.case_rng(index, Stream.AUTODIFF).integers(len(modes)))]
 
     def case_rng(self, index: int, stream: "Stream") -> np.random.Generator:
         """Case `index`'s own random stream for one purpose: what one purpose draws never

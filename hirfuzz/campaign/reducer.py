@@ -36,7 +36,7 @@ from .sandbox import Worker, WorkerError
 from .target_independence import judge_target
 from ..core.finding import (Finding, failed_pass_of, lone_operator_key, pass_failed_in, pass_root_key, root_key,
                             short_id, stale_type_carrier)
-from ..protocol import GRADIENT, decode_array, describe_config
+from ..protocol import AUTODIFF, GRADIENT, decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
 from .reduction_budget import FindingBudget, FinishingTime, ReductionShare
 from .reduction_host import ReductionHost
@@ -688,7 +688,7 @@ class Reduction:
         before its passes, with its constants apart: {"script", "consts"}, or {"error"}."""
         request = {"kind": "render", "graph": case.graph.to_json(), "calls": case.request["calls"],
                    "module": config.get("module", 0), "plain": bool(config.get("plain")),
-                   GRADIENT: config.get(GRADIENT),
+                   GRADIENT: config.get(GRADIENT), AUTODIFF: config.get(AUTODIFF),
                    **case.lowering}
         try:
             reply = self.worker.run_one(request, self.s.timeout_s)

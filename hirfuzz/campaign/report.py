@@ -30,7 +30,7 @@ def _expected(finding: dict, info) -> str:
     if kind == "hang":
         return "Building and running this small program finishes within seconds."
     if stage == "passes" and extra.get("failed_pass") == GRADIENT_PASS:
-        return f"{info.gradient_support().AUTODIFF_PASS} differentiates the valid module without error."
+        return f"{info.gradient_support().autodiff_pass(extra.get('config') or {})} differentiates the valid module without error."
     if stage == "passes":
         return f"The passes ({extra.get('passes')}) transform the valid module without error."
     return f"The program is valid, so {info.build_words} compiles it and it runs."

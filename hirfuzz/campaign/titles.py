@@ -315,7 +315,7 @@ def _subject(finding: dict, dialect: str) -> str:
     breaks."""
     extra = finding.get("extra", {})
     if finding["stage"] == "passes" and extra.get("failed_pass") == GRADIENT_PASS:
-        return dialect_info(dialect).gradient_support().AUTODIFF_PASS
+        return dialect_info(dialect).gradient_support().autodiff_pass(extra.get("config") or {})
     names = extra.get("pass_names") or []
     died_in = _died_in_pass(finding)
     if died_in:  # the worker said which pass it was in: that one, not the sequence

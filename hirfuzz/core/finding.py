@@ -185,8 +185,11 @@ def _dtype_complaint(complaint: str, said: str = "") -> str:
     from a wider one (`halfN`): a float16 result where float64 was declared is a pass's
     conversion left unreconciled, a float32 one where float64 was is another fault (calls
     kept at full precision cast float64 down to float32). float16 and bfloat16 are one:
-    which the pass converted to is its drawn argument (mixed_precision_type)."""
-    first = _SAME_SHAPE_MISMATCH.sub(r"`\2` does not match `\3`", complaint.split(" | ")[0])
+    which the pass converted to is its drawn argument (mixed_precision_type). A type met
+    where Relay's higher-order autodiff's (value, gradient reference) pair of it was
+    expected, or the reverse, is one mismatch whatever the type and the order."""
+    first = _REVERSED_PAIR_MISMATCH.sub(_REVERSED_PAIR_KEY, complaint.split(" | ")[0])
+    first = _SAME_SHAPE_MISMATCH.sub(r"`\2` does not match `\3`", first)
     widths = _mismatched_dtypes(said)
 
     def keyed(m: re.Match) -> str:
@@ -194,6 +197,13 @@ def _dtype_complaint(complaint: str, said: str = "") -> str:
         # which side Relay names first is the order it unified them in, not another fault
         return "`{}` does not match `{}`".format(*sorted(pair))
     return _DTYPE_MISMATCH.sub(keyed, first, count=1)
+
+
+# a type and the higher-order autodiff's reverse-mode type of it, (T, ref(T)), mismatched (TVM
+# 0.19 ReverseADType keeps a function type's return type: relay/gradients.py), either order
+_REVERSED_PAIR_MISMATCH = re.compile(r"`\((?P<a>[^`]*), ref\((?P=a)\)\)` does not match `(?P=a)`"
+                                     r"|`(?P<b>[^`]*)` does not match `\((?P=b), ref\((?P=b)\)\)`")
+_REVERSED_PAIR_KEY = "`T` does not match `(T, ref(T))`"
 
 
 # the first two types Relay's type checker could not match, as the finding's message says them

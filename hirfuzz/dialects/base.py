@@ -90,10 +90,12 @@ class Dialect(ABC):
         """The module as text that parses back, and its tensor constants."""
 
 
-    def lower_loss(self, request: dict, loss_dtype: str):
+    def lower_loss(self, request: dict, gradient: dict):
         """The case's graph as a program its autodiff takes: its float results summed to one
-        scalar of `loss_dtype` (the gradient oracle's; protocol.GRADIENT). A dialect without
-        autodiff cannot take it; nor can a graph with no float result or variable."""
+        scalar of the dtype `gradient[protocol.GRADIENT]` names (`gradient`: the gradient
+        oracle's configuration, whose protocol.AUTODIFF, where set, says which autodiff). A
+        dialect without autodiff cannot take it; nor can a graph with no float result or
+        variable."""
         raise ExecutorCannotTake(f"the {self.name} dialect has no autodiff")
 
     def take_diagnostics(self) -> list[str]:

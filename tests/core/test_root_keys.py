@@ -185,6 +185,19 @@ def test_a_type_mismatch_is_keyed_on_its_dtypes_but_a_shape_mismatch_keeps_its_s
     assert shapes_differ != rank2 and "Tensor[(N, N, N), floatN]" in shapes_differ
 
 
+def test_a_type_met_where_its_reverse_mode_pair_was_expected_is_one_key_whatever_the_type_and_order():
+    """Relay's higher-order autodiff (TVM 0.19 ReverseADType) keeps a function type's return
+    type: a closure's tensor result, and a function value's scalar one, each mismatch its
+    (value, gradient reference) pair; seen both ways round (bench24 c1, 0001 and 0002)."""
+    def key(message):
+        return root_key(ill_formed_signature("Gradient", message), _PREFIXES)
+    head = "DiagnosticError: The Relay type checker is unable to show the following types match. In particular "
+    tensor = key(head + "`Tensor[(12), float64]` does not match `(Tensor[(12), float64], ref(Tensor[(12), float64]))`")
+    scalar = key(head + "`(float64, ref(float64))` does not match `float64`")
+    assert tensor == scalar
+    assert key(head + "`(float64, ref(Tensor[(3), float64]))` does not match `float64`") != scalar  # no pair of one type
+
+
 def test_a_frameless_pass_crash_is_keyed_on_the_one_pass_its_reduced_program_needs():
     # Relay's type checker raising at the end of ToMixedPrecision: no TVM frame says where
     def raised(particular: str) -> str:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from hirfuzz.campaign.cases import CaseMaker
 from hirfuzz.campaign.conformance import make_samples
 from hirfuzz.campaign.coordinator import Campaign, Settings
 from hirfuzz.campaign.judge import Status
@@ -16,8 +17,9 @@ from hirfuzz.campaign.verify import check_finding_scripts
 from hirfuzz.core.graph import Graph
 from hirfuzz.core.spec import load_specs
 from hirfuzz.dialects import dialect_info
-from hirfuzz.dialects.relay.gradients import GRADIENT_COMPOSITES, GRADIENT_OPS, gradient_specs
-from hirfuzz.protocol import GRADIENT, decode_array
+from hirfuzz.dialects.relay.gradients import GRADIENT_COMPOSITES, GRADIENT_OPS, Autodiff, gradient_specs
+from hirfuzz.core.plan import Cut, LoweringPlan
+from hirfuzz.protocol import AUTODIFF, GRADIENT, decode_array
 
 from graph_json import graph_of, op, var
 from relay_env import relay_interpreter, run_in_relay
@@ -36,12 +38,13 @@ def relay_campaign(tmp_path_factory):
     worker.close()
 
 
-def judged(relay_campaign, graph: Graph):
-    """Case 0 made again from `graph` under the gradient configuration alone (as a reduction
-    isolates it), run by the Relay worker and judged."""
+def judged(relay_campaign, graph: Graph, autodiff: str | None = None, lowering: dict | None = None):
+    """Case 0 made again from `graph` (lowered as `lowering` says) under the gradient
+    configuration of `autodiff` alone (as a reduction isolates it), run by the Relay worker
+    and judged."""
     campaign, worker = relay_campaign
-    case = campaign.maker.make_case(0, graph=graph, lowering={},
-                                    configs=[ORACLES[Oracle.GRADIENT].config(campaign.maker)])
+    case = campaign.maker.make_case(0, graph=graph, lowering=lowering or {},
+                                    configs=[ORACLES[Oracle.GRADIENT].config(campaign.maker, autodiff)])
     reply = worker.run_one(case.request, timeout_s=300)
     return case, reply, campaign.reductions.host.classify(case, reply)
 
@@ -53,7 +56,8 @@ def reproduced(relay_campaign, case, finding, folder) -> bool:
 
     def module_script(case, config):
         reply = worker.run_one({"kind": "render", "graph": case.graph.to_json(), "calls": case.request["calls"],
-                                "module": 0, "plain": False, GRADIENT: config.get(GRADIENT)}, 120)
+                                "module": 0, "plain": False, GRADIENT: config.get(GRADIENT),
+                                AUTODIFF: config.get(AUTODIFF), **case.lowering}, 120)
         assert reply["status"] == "ok", reply
         return {"script": reply["script"], "consts": [decode_array(c) for c in reply["consts"]]}
     specs = campaign.specs
@@ -200,3 +204,51 @@ def test_a_dilated_conv2d_is_outside_the_gradient_s_contract():
                                 op(2, "nn.conv2d", [[0, 0], [1, 0]], [1, 1, 3, 3], {**conv, "dh": 1, "dw": dw}))
     assert "dilation" in outside_contract(graph(2))
     assert outside_contract(graph(1)) is None
+
+
+# sum(tanh(dense(x0, x1))), tanh in a function of its own
+DENSE_TANH = graph_of(var(0, [3, 4]), var(1, [2, 4]), op(2, "nn.dense", [[0, 0], [1, 0]], [3, 2]),
+                      op(3, "tanh", [[2, 0]], [3, 2]))
+HIGHER_ORDER = Autodiff.HIGHER_ORDER.value
+
+
+def lowered_with(*cuts: Cut) -> dict:
+    return {"plan": LoweringPlan(functions=list(cuts)).to_json()}
+
+
+def test_the_higher_order_autodiff_differentiates_a_global_function_right_on_the_interpreter(relay_campaign):
+    """The loss calls the program as its lowering plan made it (`forward`), here with tanh
+    in a global function: ReverseAD differentiates through both global calls, and the
+    gradient runs on Relay's interpreter, the one executor with references."""
+    case, reply, outcome = judged(relay_campaign, DENSE_TANH, HIGHER_ORDER, lowered_with(Cut(3, 3, "global")))
+    assert case.configs[0]["kind"] == "debug" and case.configs[0][AUTODIFF] == HIGHER_ORDER
+    assert reply["status"] == "ok", reply
+    assert (outcome.status, outcome.finding) == (Status.OK, None)
+
+
+def test_a_closure_under_the_higher_order_autodiff_is_a_crash_and_its_repro_reproduces_alone(relay_campaign, tmp_path):
+    """TVM 0.19's ReverseADType (higher_order_gradient.cc) turns a function type's argument
+    types into (value, gradient reference) pairs but keeps its return type, so the
+    let-bound closure's variable gets a type its reversed body does not have: InferType
+    fails on every program calling a closure. The same graph in a global function is
+    differentiated right (the test above), and FirstOrderGradient never sees the closure."""
+    case, reply, outcome = judged(relay_campaign, DENSE_TANH, HIGHER_ORDER, lowered_with(Cut(3, 3, "local")))
+    assert outcome.status is Status.ERROR, (reply, outcome)
+    finding = outcome.finding
+    assert finding.signature.startswith("gradient|crash|passes|DiagnosticError|"), finding.signature
+    assert "ref(Tensor[(3, 2), float64])" in finding.message
+    assert reproduced(relay_campaign, case, finding, tmp_path)
+    assert 'mode="higher_order"' in (tmp_path / REPRO).read_text()
+    first_order = judged(relay_campaign, DENSE_TANH, None, lowered_with(Cut(3, 3, "local")))
+    assert first_order[2].status is Status.OK
+
+
+def test_relay_gradient_cases_draw_both_autodiffs_and_relax_one():
+    """A Relay gradient case runs the first- or the higher-order autodiff, drawn from its own
+    stream; a Relax one names none (it has one)."""
+    def drawn(dialect: str) -> set:
+        settings = Settings(out="unused", iterations=0, dialect=dialect, seed=0, gradients=1.0)
+        maker = CaseMaker(settings, load_specs(dialect=dialect), dialect_info(dialect), None)
+        return {maker.autodiff(i) for i in range(40)}
+    assert drawn("relay") == {"first_order", "higher_order"}
+    assert drawn("relax") == {None}

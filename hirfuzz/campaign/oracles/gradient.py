@@ -28,7 +28,7 @@ from ...core.gradients import (expected_gradients, float_results, float_variable
 from ...core.oracle import Mismatch
 from ...core.targets import target_kind
 from ...dialects import dialect_info
-from ...protocol import GRADIENT
+from ...protocol import AUTODIFF, GRADIENT
 from .base import Component, Oracle, OracleDefinition, mismatch_detail, result_site
 
 # the most float variable elements a gradient case has: each costs four evaluations of the
@@ -42,11 +42,15 @@ class GradientOracle(OracleDefinition):
     # judged by itself wherever it stands, first too (a reduction isolates it alone)
     stands_alone = True
 
-    def config(self, maker) -> dict:
+    def config(self, maker, autodiff: str | None = None) -> dict:
         """Its configuration: the baseline executor on llvm, no passes, the loss at
-        GRADIENT_DTYPE, naming the dialect whose autodiff's contract judges it."""
-        return {**maker.config(maker.info.baseline, "llvm", self.name), GRADIENT: GRADIENT_DTYPE,
-                "dialect": maker.s.dialect}
+        GRADIENT_DTYPE, naming the dialect whose autodiff's contract judges it; `autodiff`:
+        which of the dialect's autodiffs, where it has several (Relay's higher-order one
+        runs on the one executor that takes references)."""
+        executors = dialect_info(maker.s.dialect).gradient_support().AUTODIFF_EXECUTORS
+        executor = executors.get(autodiff, maker.info.baseline)
+        config = {**maker.config(executor, "llvm", self.name), GRADIENT: GRADIENT_DTYPE, "dialect": maker.s.dialect}
+        return {**config, AUTODIFF: autodiff} if autodiff is not None else config
 
     def not_judged(self, case, config) -> str | None:
         return why_not_judged(case, dialect_info(config.get("dialect", "relax")).gradient_support())

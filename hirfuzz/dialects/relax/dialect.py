@@ -9,6 +9,7 @@ from tvm import relax
 from ...core.graph import Graph
 from ...core.plan import LoweringPlan
 from ...core.gradients import float_results, float_variables
+from ...protocol import GRADIENT
 from ..base import Dialect, ExecutorCannotTake, build_pass_watcher, installation_of
 from .executors import build_module, load_vm, run_vm
 from .lower import lower_graph, lower_loss
@@ -31,11 +32,11 @@ class RelaxDialect(Dialect):
             mod = apply_violation(mod, request["violation"])
         return mod
 
-    def lower_loss(self, request: dict, loss_dtype: str):
+    def lower_loss(self, request: dict, gradient: dict):
         graph = Graph.from_json(request["graph"])
         if not float_results(graph) or not float_variables(graph):
             raise ExecutorCannotTake("no float result or no float variable: nothing to differentiate")
-        return lower_loss(graph, request["calls"], loss_dtype)
+        return lower_loss(graph, request["calls"], gradient[GRADIENT])
 
     def check_well_formed(self, module) -> None:
         relax.analysis.well_formed(module)

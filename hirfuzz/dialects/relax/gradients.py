@@ -17,6 +17,13 @@ from ...core.graph import Graph
 # (tests/relax/test_gradient_oracle.py checks this against TVM's registry)
 # the pass that differentiates a program (worker: protocol.GRADIENT_PASS), as titles and reports name it
 AUTODIFF_PASS = "Gradient"  # relax.transform.Gradient
+AUTODIFF_MODES = ()  # one autodiff: a gradient configuration names none (protocol.AUTODIFF)
+AUTODIFF_EXECUTORS: dict = {}  # its program runs on the baseline executor
+
+
+def autodiff_pass(config: dict) -> str:
+    """The autodiff a gradient configuration runs, as titles and reports name it."""
+    return AUTODIFF_PASS
 
 GRADIENT_OPS = frozenset({
     "abs", "add", "astype", "broadcast_to", "concat", "cos", "cumsum", "divide", "equal", "exp", "expand_dims",

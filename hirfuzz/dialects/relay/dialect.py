@@ -12,10 +12,11 @@ from tvm import relay
 from ...core.graph import Graph
 from ...core.plan import LoweringPlan
 from ...core.gradients import float_results, float_variables
-from ...protocol import GRADIENT
+from ...protocol import AUTODIFF, GRADIENT
 from ..base import Dialect, ExecutorCannotTake, installation_of
 from .executors import build, load, run
-from .lower import lower_graph, lower_loss
+from .gradients import NOT_DIFFERENTIABLE_FEATURES, Autodiff
+from .lower import lower_graph, lower_loss, lower_planned_loss
 from .ops import relay_op
 from .violate import apply_violation
 
@@ -81,11 +82,16 @@ class RelayDialect(Dialect):
             mod = apply_violation(mod, request["violation"], relay_op)
         return mod
 
-    def lower_loss(self, request: dict, loss_dtype: str):
+    def lower_loss(self, request: dict, gradient: dict):
         graph = Graph.from_json(request["graph"])
         if not float_results(graph) or not float_variables(graph):
             raise ExecutorCannotTake("no float result or no float variable: nothing to differentiate")
-        return lower_loss(graph, request["calls"], loss_dtype)
+        if gradient.get(AUTODIFF) != Autodiff.HIGHER_ORDER.value:
+            return lower_loss(graph, request["calls"], gradient[GRADIENT])
+        plan = LoweringPlan.from_json(request["plan"]) if request.get("plan") else None
+        if plan is not None:
+            plan, _ = plan.stripped(NOT_DIFFERENTIABLE_FEATURES)
+        return lower_planned_loss(graph, request["calls"], plan, gradient[GRADIENT])
 
     def check_well_formed(self, module) -> None:
         # type inference is Relay's check that a program is valid; lowering ran it, and a
@@ -97,9 +103,9 @@ class RelayDialect(Dialect):
         return mutate(module, np.random.default_rng(seed), count, traits, structural_only=structural_only)
 
     def apply_passes(self, module, config: dict):
-        if config.get(GRADIENT):  # the gradient configuration's one pass: FirstOrderGradient
+        if config.get(GRADIENT):  # the gradient configuration's one pass: its autodiff
             from .passes import differentiate
-            return differentiate(module)
+            return differentiate(module, Autodiff(config.get(AUTODIFF) or Autodiff.FIRST_ORDER))
         if not config.get("passes"):
             return module
         from .passes import apply_passes

@@ -10,13 +10,52 @@ and every operator called registers FPrimalGradient; every parameter's gradient 
 returned. The worker lowers a graph's float results summed to such a `main`
 (lower.lower_loss). The ops' registered gradients (python/tvm/relay/op/_tensor_grad.py) add
 terms of their own, which `outside_contract` names.
+
+Relay has a second autodiff, the higher-order one (`relay.transform.gradient(func, mod,
+mode="higher_order")`, src/relay/transforms/higher_order_gradient.cc: ReverseAD), which
+takes what FirstOrderGradient refuses: let, If, closures, global functions. Its terms: no
+graph sharing (its CheckFeature refuses fGraph: the worker puts the module in A-normal form
+first), tensor parameters, and every operator in the function and the globals it calls
+registers FPrimalGradient (MissingGrad), an If's condition included. Its output reads and
+writes references, which only Relay's interpreter runs (the VM and graph executor have no
+RefCreate). So a higher-order gradient configuration differentiates the case's program as
+its lowering plan shapes it (functions, closures, lets, tuples), less the plan's Ifs, whose
+always-true conditions call ops without a gradient (shape_of, greater_equal, all), and runs
+on the debug executor.
 """
 from __future__ import annotations
 
+from enum import Enum
+
 from ...core.graph import Graph
+from ...protocol import AUTODIFF
 
 # the pass that differentiates a program (worker: protocol.GRADIENT_PASS), as titles and reports name it
 AUTODIFF_PASS = "FirstOrderGradient"  # relay.transform.FirstOrderGradient
+
+
+class Autodiff(str, Enum):
+    """Relay's two autodiffs; a gradient configuration's protocol.AUTODIFF (none: first order)."""
+    FIRST_ORDER = "first_order"    # relay.transform.FirstOrderGradient, on the graph-form loss
+    HIGHER_ORDER = "higher_order"  # relay.transform.gradient(mode="higher_order"), on the planned program
+
+    @property
+    def pass_name(self) -> str:
+        return AUTODIFF_PASS if self is Autodiff.FIRST_ORDER else 'gradient(mode="higher_order")'
+
+
+AUTODIFF_MODES = tuple(m.value for m in Autodiff)
+# the executor an autodiff's program runs on, where not the baseline: the higher-order one's
+# reads and writes references, which only Relay's interpreter runs
+AUTODIFF_EXECUTORS = {Autodiff.HIGHER_ORDER.value: "debug"}
+# the plan features a higher-order gradient program is lowered without: their conditions
+# call ops with no registered gradient, which the higher-order autodiff refuses
+NOT_DIFFERENTIABLE_FEATURES = ("if_shape", "if_prim")
+
+
+def autodiff_pass(config: dict) -> str:
+    """The autodiff a gradient configuration runs, as titles and reports name it."""
+    return Autodiff(config.get(AUTODIFF) or Autodiff.FIRST_ORDER).pass_name
 
 # the Relay ops hirfuzz's specs call whose op registers FPrimalGradient in TVM 0.19
 # (tests/relay/test_relay_gradient_oracle.py checks this against TVM's registry)

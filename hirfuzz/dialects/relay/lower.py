@@ -235,6 +235,36 @@ def _through_tuple(items: list) -> list:
     return [[next(parts) for _ in item] if isinstance(item, list) else next(parts) for item in items]
 
 
+def lower_planned_loss(graph: Graph, calls: dict, plan, loss_dtype: str) -> tvm.IRModule:
+    """The program as `plan` lowers it (functions, closures, lets, tuples; None: graph form),
+    its `main` renamed `forward`, and a `main` that calls it and returns the loss: each
+    float result cast to `loss_dtype`, summed, added, as `lower_loss`. For the higher-order
+    autodiff, which differentiates through global calls (relay/gradients.py)."""
+    from ...core.gradients import float_results
+    module = lower_graph(graph, calls, plan)
+    forward = relay.GlobalVar("forward")
+    module[forward] = module["main"]
+    params = [relay.var(p.name_hint, p.type_annotation) for p in module["main"].params]
+    results = graph.results()
+    called = relay.Call(forward, params)
+    outputs = [called] if len(results) == 1 else [relay.TupleGetItem(called, i) for i in range(len(results))]
+    loss = _loss([outputs[results.index(ref)] for ref in float_results(graph)],
+                 [graph.type_of(ref).dtype for ref in float_results(graph)], loss_dtype)
+    module["main"] = relay.Function(params, loss, relay.TensorType([], loss_dtype))
+    return relay.transform.InferType()(module)
+
+
+def _loss(terms: list, dtypes: list[str], loss_dtype: str) -> relay.Expr:
+    """Each term cast to `loss_dtype` where it is not, summed, and the sums added."""
+    loss = None
+    for term, dtype in zip(terms, dtypes):
+        if dtype != loss_dtype:
+            term = relay.cast(term, loss_dtype)
+        term = relay.sum(term)
+        loss = term if loss is None else relay.add(loss, term)
+    return loss
+
+
 def lower_loss(graph: Graph, calls: dict, loss_dtype: str) -> tvm.IRModule:
     """`main` in graph form, as FirstOrderGradient takes it (no let, If, closure or global
     call): the graph's ops, then the sum of every float result (each cast to `loss_dtype`,
@@ -258,13 +288,8 @@ def lower_loss(graph: Graph, calls: dict, loss_dtype: str) -> tvm.IRModule:
             continue
         for i in range(len(node.outputs)):  # the one call, shared: graph form, no let
             exprs[Ref(node.id, i)] = relay.TupleGetItem(call, i)
-    loss = None
-    for ref in float_results(graph):
-        term = value(ref)
-        if graph.type_of(ref).dtype != loss_dtype:
-            term = relay.cast(term, loss_dtype)
-        term = relay.sum(term)
-        loss = term if loss is None else relay.add(loss, term)
+    refs = float_results(graph)
+    loss = _loss([value(ref) for ref in refs], [graph.type_of(ref).dtype for ref in refs], loss_dtype)
     module = tvm.IRModule()
     module["main"] = relay.Function(list(params.values()), loss, relay.TensorType([], loss_dtype))
     return relay.transform.InferType()(module)

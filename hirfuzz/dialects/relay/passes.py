@@ -22,6 +22,7 @@ from tvm import relay
 
 from ...breadcrumbs import TRAIL, Stage
 from ...core.passes import user_factory
+from .gradients import Autodiff
 
 
 def instantiate_pass(step: dict):
@@ -88,22 +89,44 @@ def loss_and_float_gradients(mod):
     gradient of each float parameter: the pass returns (loss, (every parameter's gradient)),
     integer parameters' too."""
     mod = relay.transform.FirstOrderGradient()(mod)
-    main = mod["main"]
+    return with_float_gradients(mod, mod["main"])
+
+
+def with_float_gradients(mod, main):
+    """`mod` whose `main` is `main` (an autodiff's: it returns (loss, (each parameter's
+    gradient))) narrowed to the loss, then the float parameters' gradients; type-inferred.
+    A copy: `mod` is left as it was."""
     floats = [i for i, p in enumerate(main.params) if p.checked_type.dtype in ("float16", "float32", "float64")]
     result = relay.var("result")
     picked = relay.Tuple([relay.TupleGetItem(result, 0)]
                          + [relay.TupleGetItem(relay.TupleGetItem(result, 1), i) for i in floats])
-    return relay.transform.InferType()(tvm.IRModule.from_expr(
-        relay.Function(main.params, relay.Let(result, main.body, picked))))
+    narrowed = copy_module(mod)
+    narrowed["main"] = relay.Function(main.params, relay.Let(result, main.body, picked))
+    return relay.transform.InferType()(narrowed)
 
 
-def differentiate(mod):
-    """The gradient oracle's one pass (protocol.GRADIENT): `loss_and_float_gradients`, its
-    output checked as any pass's."""
+def higher_order_loss_and_float_gradients(mod):
+    """The higher-order autodiff of `main` (the loss program, calling `forward`), in A-normal
+    form, as it takes it (no graph sharing); then as `loss_and_float_gradients`. It adds
+    `forward_grad` (and a _grad for each global function called) to the module. Then
+    Legalize, as TVM's own gradient checks run it (relay.testing.check_grad): some
+    registered gradients call ops only it decomposes (conv2d_grad's
+    conv2d_backward_weight), and the interpreter, which runs the result, does not run it."""
+    mod = relay.transform.InferType()(relay.transform.ToANormalForm()(copy_module(mod)))
+    mod = with_float_gradients(mod, relay.transform.gradient(mod["main"], mod=mod, mode="higher_order"))
+    return relay.transform.Legalize()(mod)
+
+
+def differentiate(mod, autodiff: Autodiff = Autodiff.FIRST_ORDER):
+    """The gradient oracle's one pass (protocol.GRADIENT): `loss_and_float_gradients`, or
+    its higher-order kin, its output checked as any pass's."""
     from ...protocol import GRADIENT_PASS
     from ..base import IllFormedAfterPass
     TRAIL.at(Stage.PASSES, GRADIENT_PASS)
-    mod = loss_and_float_gradients(mod)
+    if autodiff is Autodiff.HIGHER_ORDER:
+        mod = higher_order_loss_and_float_gradients(mod)
+    else:
+        mod = loss_and_float_gradients(mod)
     try:
         check_well_formed(mod)
     except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding

@@ -13,8 +13,9 @@ import numpy as np
 
 from ...core.finding import Finding
 from ...core.graph import Graph
-from ...protocol import CHECK_ONLY, REPRO_MARK as MARK
+from ...protocol import AUTODIFF, CHECK_ONLY, REPRO_MARK as MARK
 from ..base import ReproducerWriter
+from .gradients import Autodiff
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, GRADIENT_DIFFERS, GRADIENT_VERDICT, USER_PASS,
                           gradient_expectation_lines,
                           Reach, ViolatingCall, array_code, arity_line, call_text,
@@ -137,6 +138,7 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
                       violation_plan: dict | None = None, module_script: dict | None = None) -> str:
     """A standalone script: exits 1 (exception, mismatch) or dies while the bug is present.
     `module_script` is the module's Relay text as the worker printed it."""
+    autodiff = AUTODIFF_FUNCTIONS[Autodiff(config.get(AUTODIFF) or Autodiff.FIRST_ORDER)]
     lines = [*docstring(finding, config, tvm_version, "TVM 0.19 with Relay (python -m hirfuzz setup relay)"),
              "import os", "import sys", "", "import numpy as np", "",
              'os.environ.setdefault("TOPHUB_LOCATION", "NONE")  # building must not download tuning logs',
@@ -305,7 +307,7 @@ def main():
         stage = "well_formed"
         mod = relay.transform.InferType()(mod)
         stage = "passes"
-        mod = loss_and_float_gradients(mod)
+        mod = differentiate(mod)
         stage = "ill_formed_after_pass"
         check_well_formed(mod)
         stage = "build"
@@ -318,21 +320,29 @@ def main():
 """.format(mark=MARK, differs=GRADIENT_DIFFERS) + GRADIENT_VERDICT
 
 
+# each autodiff's function in passes.py, which the reproducer carries
+AUTODIFF_FUNCTIONS = {Autodiff.FIRST_ORDER: "loss_and_float_gradients",
+                      Autodiff.HIGHER_ORDER: "higher_order_loss_and_float_gradients"}
+
+
 def render_gradient(graph: Graph, specs, finding: Finding, config: dict, inputs: list[np.ndarray], run: bool,
                     expected: dict | None, tvm_version: str | None, module_script: dict | None = None) -> str:
     """repro.py of a gradient finding: the loss program (main's float results summed, as the
-    worker printed it), FirstOrderGradient, the result narrowed to the loss and the float
+    worker printed it), its autodiff (FirstOrderGradient, or the higher-order one on the
+    interpreter: the configuration's executor), the result narrowed to the loss and the float
     parameters' gradients (the worker's own code), built and run; for a wrong result, the
     loss and each gradient checked against the reference's and the finite differences
     `expected` holds (see the Relax writer's render_gradient), judged where smooth."""
+    autodiff = AUTODIFF_FUNCTIONS[Autodiff(config.get(AUTODIFF) or Autodiff.FIRST_ORDER)]
     lines = [*docstring(finding, config, tvm_version, "TVM 0.19 with Relay (python -m hirfuzz setup relay)"),
              "import os", "import sys", "", "import numpy as np", "",
              'os.environ.setdefault("TOPHUB_LOCATION", "NONE")  # building must not download tuning logs',
              "import tvm  # noqa: E402", "from tvm import relay  # noqa: E402", "",
              f"TARGET = {target_code(config['target'])}", f"OPT_LEVEL = {config['opt_level']!r}",
              f"EXECUTOR = {config['kind']!r}", f"RUN = {run!r}", "", "",
-             source_of(HERE / "passes.py", "check_well_formed"), "", "",
-             source_of(HERE / "passes.py", "loss_and_float_gradients"), ""]
+             *[part for name in ("check_well_formed", "copy_module", "with_float_gradients", autodiff)
+               for part in (source_of(HERE / "passes.py", name), "", "")],
+             f"differentiate = {autodiff}", ""]
     if module_script is None or "error" in module_script:
         why = (module_script or {}).get("error", "the worker printed no module")
         lines += ["", f"raise RuntimeError({('hirfuzz could not print this module: ' + why)!r})", ""]
