@@ -59,19 +59,30 @@ def error_line(exc_type: str, message: str) -> str:
     return line if line.startswith(f"{exc_type}:") or line == exc_type else f"{exc_type}: {line}"
 
 
+# a type and the higher-order autodiff's reverse-mode type of it, (T, ref(T)), mismatched (TVM
+# 0.19 ReverseADType keeps a function type's return type: relay/gradients.py), either order
+_REVERSED_PAIR_MISMATCH = re.compile(r"`\((?P<a>[^`]*), ref\((?P=a)\)\)` does not match `(?P=a)`"
+                                     r"|`(?P<b>[^`]*)` does not match `\((?P=b), ref\((?P=b)\)\)`")
+_REVERSED_PAIR_KEY = "`T` does not match `(T, ref(T))`"
+
+
 def normalize_message(message: str) -> str:
     text = message.strip()
     check = _CHECK.search(text)
     line = check.group(1) if check else headline(text)
     line = re.sub(r"0x[0-9a-fA-F]+", "0x?", line)
-    # a fused kernel is named after the ops fused into it: one bug, however they are fused
-    line = re.sub(r"\b(vm_mod|tvmgen_default)_fused_\w+", "FUSED", line)
+    # a fused kernel is named after the ops fused into it, and the executor that compiled it
+    # (Relay's VM, graph executor, interpreter): one bug, however they are fused and run
+    line = re.sub(r"\b(vm_mod|tvmgen_default|intrp)_fused_\w+", "FUSED", line)
     line = re.sub(r"\b(lv|gv|x|c|v)\d+\b", "V", line)
     # a symbolic size the lowering names in a function other than main carries the function's
     # name (n4_f1, n4_local1): the same size, whichever function declares it
     line = re.sub(r"\b(n\d+)_(f|local)\d+\b", r"\1", line)
     line = re.sub(r"\d+", "N", line)
     line = re.sub(r"\s+", " ", line)
+    # one mismatch whatever the type and the order; before the cut, which a long type
+    # would fall across
+    line = _REVERSED_PAIR_MISMATCH.sub(_REVERSED_PAIR_KEY, line)
     return line[:200]
 
 
@@ -185,11 +196,8 @@ def _dtype_complaint(complaint: str, said: str = "") -> str:
     from a wider one (`halfN`): a float16 result where float64 was declared is a pass's
     conversion left unreconciled, a float32 one where float64 was is another fault (calls
     kept at full precision cast float64 down to float32). float16 and bfloat16 are one:
-    which the pass converted to is its drawn argument (mixed_precision_type). A type met
-    where Relay's higher-order autodiff's (value, gradient reference) pair of it was
-    expected, or the reverse, is one mismatch whatever the type and the order."""
-    first = _REVERSED_PAIR_MISMATCH.sub(_REVERSED_PAIR_KEY, complaint.split(" | ")[0])
-    first = _SAME_SHAPE_MISMATCH.sub(r"`\2` does not match `\3`", first)
+    which the pass converted to is its drawn argument (mixed_precision_type)."""
+    first = _SAME_SHAPE_MISMATCH.sub(r"`\2` does not match `\3`", complaint.split(" | ")[0])
     widths = _mismatched_dtypes(said)
 
     def keyed(m: re.Match) -> str:
@@ -197,13 +205,6 @@ def _dtype_complaint(complaint: str, said: str = "") -> str:
         # which side Relay names first is the order it unified them in, not another fault
         return "`{}` does not match `{}`".format(*sorted(pair))
     return _DTYPE_MISMATCH.sub(keyed, first, count=1)
-
-
-# a type and the higher-order autodiff's reverse-mode type of it, (T, ref(T)), mismatched (TVM
-# 0.19 ReverseADType keeps a function type's return type: relay/gradients.py), either order
-_REVERSED_PAIR_MISMATCH = re.compile(r"`\((?P<a>[^`]*), ref\((?P=a)\)\)` does not match `(?P=a)`"
-                                     r"|`(?P<b>[^`]*)` does not match `\((?P=b), ref\((?P=b)\)\)`")
-_REVERSED_PAIR_KEY = "`T` does not match `(T, ref(T))`"
 
 
 # the first two types Relay's type checker could not match, as the finding's message says them
