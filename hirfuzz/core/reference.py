@@ -1006,3 +1006,368 @@ def interpret(graph: Graph, specs, leaf_values: dict[int, np.ndarray]) -> dict[R
             values[ref] = arr
             facts[ref] = TensorFacts(arr, exact, stable and not failed, rtol, atol, mag, failed, smooth)
     return facts
+
+
+# --- 3-D convolutions and pools (NCDHW): conv3d, conv3d_transpose, max/avg/adaptive pool3d ---
+
+def _pool3d_out_size(size, k, s, lo, hi, d, ceil_mode):
+    """TVM's pooled size on one axis (InferTypePool3D): in ceil mode a last window that would
+    start in the trailing padding is dropped (as in PyTorch)."""
+    span = size + lo + hi - d * (k - 1) - 1
+    out = (span + s - 1) // s + 1 if ceil_mode else span // s + 1
+    if ceil_mode and (out - 1) * s >= size + lo:
+        out -= 1
+    return out
+
+
+@helper
+def conv3d(data, weight, strides, padding, dilation, groups=1):
+    """NCDHW data, OIDHW weight; padding is (front, top, left, back, bottom, right)."""
+    acc = np.float64 if data.dtype.kind == "f" else np.int64
+    f, t, l, bk, b, r = padding
+    x = np.pad(np.asarray(data).astype(acc), ((0, 0), (0, 0), (f, bk), (t, b), (l, r)))
+    w = np.asarray(weight).astype(acc)
+    n, c, dd, h, wd = x.shape
+    o, cg, kd, kh, kw = w.shape
+    sd, sh, sw = strides
+    ddl, dh, dw = dilation
+    od = (dd - ddl * (kd - 1) - 1) // sd + 1
+    oh = (h - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd - dw * (kw - 1) - 1) // sw + 1
+    out = np.zeros((n, o, od, oh, ow), dtype=acc)
+    og = o // groups
+    for g in range(groups):
+        xs = x[:, g * cg:(g + 1) * cg]
+        ws = w[g * og:(g + 1) * og]
+        for a in range(kd):
+            for i in range(kh):
+                for j in range(kw):
+                    patch = xs[:, :, a * ddl: a * ddl + sd * (od - 1) + 1: sd,
+                               i * dh: i * dh + sh * (oh - 1) + 1: sh,
+                               j * dw: j * dw + sw * (ow - 1) + 1: sw]
+                    out[:, g * og:(g + 1) * og] += np.einsum("ncdhw,oc->nodhw", patch, ws[:, :, a, i, j])
+    return out
+
+
+@helper
+def conv3d_transpose(data, weight, strides, padding, output_padding, dilation, groups=1):
+    """NCDHW data, IODHW weight ([in_channels, out_channels // groups, kd, kh, kw]), padding
+    (front, top, left, back, bottom, right): as `conv2d_transpose` on three spatial axes
+    (each input element scatters its products with the kernel at stride * i + dilation * k;
+    the full map is cropped by the padding and extended by output_padding at its end)."""
+    acc = np.float64 if data.dtype.kind == "f" else np.int64
+    x = np.asarray(data).astype(acc)
+    w = np.asarray(weight).astype(acc)
+    n, c = x.shape[:2]
+    sizes = x.shape[2:]
+    og = w.shape[1]
+    ks = w.shape[2:]
+    full = [(sizes[i] - 1) * strides[i] + dilation[i] * (ks[i] - 1) + 1 + output_padding[i]
+            for i in range(3)]
+    buf = np.zeros((n, og * groups) + tuple(max(full[i], padding[i] + 1) for i in range(3)), dtype=acc)
+    cg = c // groups
+    for g in range(groups):
+        xs = x[:, g * cg:(g + 1) * cg]
+        ws = w[g * cg:(g + 1) * cg]
+        for a in range(ks[0]):
+            for i in range(ks[1]):
+                for j in range(ks[2]):
+                    contrib = np.einsum("ncdhw,co->nodhw", xs, ws[:, :, a, i, j])
+                    index = tuple(slice(k * dilation[q], k * dilation[q] + strides[q] * (sizes[q] - 1) + 1, strides[q])
+                                  for q, k in enumerate((a, i, j)))
+                    buf[(slice(None), slice(g * og, (g + 1) * og)) + index] += contrib
+    crop = tuple(slice(padding[q], padding[q] + full[q] - padding[q] - padding[q + 3]) for q in range(3))
+    return buf[(slice(None), slice(None)) + crop]
+
+
+def _pool3d_windows(data, pool_size, strides, padding, dilation, ceil_mode):
+    """Each output position of an NCDHW pool: ([(index tuple into data, inside?, in padded?)
+    per kernel offset], output index), with TVM's output size."""
+    import itertools
+    sizes = data.shape[2:]
+    outs = [_pool3d_out_size(sizes[q], pool_size[q], strides[q], padding[q], padding[q + 3],
+                             dilation[q], ceil_mode) for q in range(3)]
+    for pos in itertools.product(*[range(o) for o in outs]):
+        cells = []
+        for off in itertools.product(*[range(k) for k in pool_size]):
+            idx = [pos[q] * strides[q] + off[q] * dilation[q] - padding[q] for q in range(3)]
+            inside = all(0 <= idx[q] < sizes[q] for q in range(3))
+            in_padded = all(-padding[q] <= idx[q] < sizes[q] + padding[q + 3] for q in range(3))
+            cells.append((tuple(idx), inside, in_padded))
+        yield outs, pos, cells
+
+
+@helper
+def avg_pool3d(data, pool_size, strides, padding, dilation, ceil_mode=False, count_include_pad=False):
+    """NCDHW average pooling (sizes as `max_pool3d`); the divisor counts the padding when
+    `count_include_pad`, never the ceil-mode overhang."""
+    x = np.asarray(data, dtype=np.float64)
+    n, c = x.shape[:2]
+    out = None
+    for outs, pos, cells in _pool3d_windows(x, pool_size, strides, padding, dilation, ceil_mode):
+        if out is None:
+            out = np.zeros((n, c) + tuple(outs))
+        total, count = 0.0, 0
+        for i, inside, in_padded in cells:
+            if inside:
+                total = total + x[:, :, i[0], i[1], i[2]]
+            if inside or (count_include_pad and in_padded):
+                count += 1
+        out[(slice(None), slice(None)) + pos] = total / max(count, 1)
+    return out
+
+
+@helper
+def adaptive_avg_pool3d(data, output_size):
+    """NCDHW adaptive average pooling: on each axis window i spans
+    [floor(i*S/O), ceil((i+1)*S/O)); an output_size of None keeps the input's size."""
+    x = np.asarray(data, dtype=np.float64)
+    n, c, d, h, w = x.shape
+    od, oh, ow = (d, h, w) if output_size is None else [int(v) for v in output_size]
+    out = np.zeros((n, c, od, oh, ow))
+    for a in range(od):
+        a0, a1 = (a * d) // od, -(-((a + 1) * d) // od)
+        for i in range(oh):
+            y0, y1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+            for j in range(ow):
+                z0, z1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+                out[:, :, a, i, j] = np.mean(x[:, :, a0:a1, y0:y1, z0:z1], axis=(2, 3, 4))
+    return out
+
+
+@helper
+def max_pool3d_tvm(data, pool_size, strides, padding, dilation, ceil_mode=False):
+    """`max_pool3d` as topi's pool3d computes it where a window holds padding only (a dilated
+    kernel can step over the input): padded cells hold the dtype's lowest value
+    (tvm::min_value: the lowest finite float, the integer minimum), which then wins."""
+    x = np.asarray(data)
+    low = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    n, c = x.shape[:2]
+    out = None
+    for outs, pos, cells in _pool3d_windows(x, pool_size, strides, padding, dilation, ceil_mode):
+        if out is None:
+            out = np.zeros((n, c) + tuple(outs), dtype=x.dtype)
+        vals = [x[:, :, i[0], i[1], i[2]] for i, inside, _ in cells if inside]
+        out[(slice(None), slice(None)) + pos] = (np.max(np.stack(vals), axis=0) if vals
+                                                 else np.full((n, c), low, dtype=x.dtype))
+    return out
+
+
+# --- image ops (resize2d, grid_sample, affine_grid), index_tensor, index_put, slice_scatter, meshgrid ---
+
+def _resize_src(out_size, in_size, mode):
+    """topi.image.resize's get_inx: the float32 source coordinate of each output index."""
+    f = np.float32
+    x = np.arange(out_size).astype(f)
+    scale = f(np.float32(in_size) / np.float32(out_size))
+    if mode == "half_pixel":
+        return (x + f(0.5)) * scale - f(0.5)
+    if mode == "align_corners":
+        return (f(in_size - 1) / f(out_size - 1)) * x
+    return scale * x    # asymmetric
+
+
+def _resize_int_div(in_size, out_size):
+    """topi's can_convert_multiply_to_intdiv: out / in a whole number, not too large."""
+    div = np.float32(out_size) / np.float32(in_size)
+    return float(div) % 1 == 0 and float(div) <= 1 / (1e-5 * in_size + 1e-5)
+
+
+def _cubic_weights(t, alpha):
+    f = np.float32
+    a = f(alpha)
+    t2 = t * t
+    t3 = t * t * t
+    return [a * (t3 - f(2) * t2 + t),
+            (a + f(2)) * t3 - (f(3) + a) * t2 + f(1),
+            -(a + f(2)) * t3 + (f(3) + f(2) * a) * t2 - a * t,
+            -a * t3 + a * t2]
+
+
+def _resize2d_interpolated(data, size, method, mode, alpha=-0.5, exclude=0):
+    """topi.image.resize2d's linear and cubic on NCHW data (python/tvm/topi/image/resize.py,
+    _resize_2d): the pixels are read as float32 ('float'), interpolated in float32 and cast
+    to the data's dtype (truncating for integers)."""
+    f = np.float32
+    x = np.asarray(data)
+    h, w = x.shape[2], x.shape[3]
+    oh, ow = int(size[0]), int(size[1])
+    xf = x.astype(f)
+    iy, ix = _resize_src(oh, h, mode), _resize_src(ow, w, mode)
+    y0, x0 = np.floor(iy).astype(np.int64), np.floor(ix).astype(np.int64)
+
+    def pix(r, c):
+        return xf[:, :, np.clip(r, 0, h - 1)][:, :, :, np.clip(c, 0, w - 1)]
+    if method == "linear":
+        ty = (iy - y0.astype(f))[:, None]
+        tx = (ix - x0.astype(f))[None, :]
+
+        def lerp(a, b, t):
+            return a * (f(1.0) - t) + b * t
+        top = lerp(pix(y0, x0), pix(y0, x0 + 1), tx)
+        bottom = lerp(pix(y0 + 1, x0), pix(y0 + 1, x0 + 1), tx)
+        value = lerp(top, bottom, ty)
+    else:   # cubic
+        ty, tx = iy - np.floor(iy), ix - np.floor(ix)
+        wy, wx = _cubic_weights(ty, alpha), _cubic_weights(tx, alpha)
+        if exclude:
+            wx = [np.where((x0 - 1 + i < 0) | (x0 + i > w), f(0), wx[i]) for i in range(4)]
+            wy = [np.where((y0 - 1 + i < 0) | (y0 + i > h), f(0), wy[i]) for i in range(4)]
+            sx, sy = wx[0] + wx[1] + wx[2] + wx[3], wy[0] + wy[1] + wy[2] + wy[3]
+            wx, wy = [v / sx for v in wx], [v / sy for v in wy]
+        cols = []
+        for j in range(4):
+            acc = None
+            for i in range(4):
+                term = pix(y0 + j - 1, x0 + i - 1) * wx[i][None, :]
+                acc = term if acc is None else acc + term
+            cols.append(acc)
+        value = None
+        for j in range(4):
+            term = cols[j] * wy[j][:, None]
+            value = term if value is None else value + term
+    if x.dtype.kind in "iu":
+        with np.errstate(all="ignore"):
+            return np.trunc(value).astype(x.dtype)
+    return value.astype(x.dtype)
+
+
+def _grid_unnormalize(g, size, align_corners):
+    t = g.dtype.type
+    if align_corners:
+        return (g + t(1)) * t(size - 1) / t(2)
+    return t(-0.5) + (g + t(1)) * t(size) / t(2)
+
+
+def _grid_reflect(v, size, align_corners):
+    """topi grid_sample's _reflect_coordinates in the grid's dtype."""
+    t = v.dtype.type
+    span, corner = (size - 1, 0.0) if align_corners else (size, -0.5)
+    span_t, corner_t = t(span), t(corner)
+    iac = np.abs(corner_t - v)
+    times = np.trunc(iac).astype(np.int64) // span if span else np.zeros(v.shape, np.int64)
+    extra = iac - (times * span).astype(v.dtype)
+    refl = np.where(times % 2 == 0, extra + corner_t, span_t - extra + corner_t)
+    inside = (v >= corner_t) & (v <= t(span + corner))
+    return np.where(inside, v, refl).astype(v.dtype)
+
+
+def _grid_clip(v, size):
+    t = v.dtype.type
+    return np.minimum(np.maximum(v, t(0)), t(size - 1))
+
+
+@helper
+def image_grid_sample(data, grid, method, padding_mode, align_corners):
+    """topi.image.grid_sample, 2-D (NCHW data, grid [N, 2, H_out, W_out], x then y): the
+    coordinates are unnormalised, reflected or clipped in the grid's dtype (bilinear and
+    nearest; nearest rounds half to even, tir nearbyint); a pixel outside the image reads 0."""
+    x = np.asarray(data)
+    g = np.asarray(grid)
+    n, c, h, w = x.shape
+    oh, ow = g.shape[2], g.shape[3]
+    ys = _grid_unnormalize(g[:, 1], h, align_corners)
+    xs = _grid_unnormalize(g[:, 0], w, align_corners)
+    if padding_mode == "reflection":
+        ys, xs = _grid_reflect(ys, h, align_corners), _grid_reflect(xs, w, align_corners)
+    if padding_mode in ("reflection", "border"):
+        ys, xs = _grid_clip(ys, h), _grid_clip(xs, w)
+    b = np.arange(n)[:, None, None]
+
+    def pix(r, cc):
+        ok = (r >= 0) & (cc >= 0) & (r < h) & (cc < w)
+        v = x[b, :, np.clip(r, 0, h - 1), np.clip(cc, 0, w - 1)]    # [n, oh, ow, c]
+        v = np.where(ok[..., None], v, np.zeros((), x.dtype))
+        return np.moveaxis(v, -1, 1)                                  # [n, c, oh, ow]
+    if method == "nearest":
+        return pix(np.rint(ys).astype(np.int64), np.rint(xs).astype(np.int64))
+    t = x.dtype.type
+    y0, x0 = np.floor(ys).astype(np.int64), np.floor(xs).astype(np.int64)
+    dy = (ys - y0.astype(ys.dtype))[:, None]
+    dx = (xs - x0.astype(xs.dtype))[:, None]
+    one = t(1.0)
+    return (pix(y0, x0) * (one - dy) * (one - dx) + pix(y0, x0 + 1) * (one - dy) * dx
+            + pix(y0 + 1, x0) * dy * (one - dx) + pix(y0 + 1, x0 + 1) * dy * dx).astype(x.dtype)
+
+
+@helper
+def index_tensor(data, indices):
+    """relax.op.index_tensor: NumPy advanced indexing data[tuple(indices)] (the index
+    tensors broadcast together and index data's leading axes)."""
+    return np.asarray(data)[tuple(np.asarray(i).astype(np.int64) for i in indices)]
+
+
+@helper
+def index_put(data, indices, values, accumulate=False):
+    """relax.op.index_put (topi.index_put): a copy of data with data[indices] = values, or
+    += with accumulate (wrapping for integers); a negative index counts from the end."""
+    out = np.array(data, copy=True)
+    idx = tuple(np.asarray(i).astype(np.int64) for i in indices)
+    v = np.broadcast_to(np.asarray(values).reshape(-1), np.broadcast(*idx).shape)
+    if accumulate:
+        with np.errstate(all="ignore"):
+            np.add.at(out, idx, v.astype(out.dtype))
+    else:
+        out[idx] = v
+    return out
+
+
+@helper
+def slice_scatter(data, src, start, end, step, axis):
+    """relax.op.slice_scatter: data with data[start:end:step] along `axis` replaced by src."""
+    out = np.array(data, copy=True)
+    sl = [slice(None)] * out.ndim
+    sl[axis] = slice(start, end, step)
+    out[tuple(sl)] = src
+    return out
+
+
+@helper
+def meshgrid(tensors, indexing="ij"):
+    """relax.op.meshgrid: np.meshgrid of 1-D tensors, as a list (a tuple result)."""
+    return [np.array(t) for t in np.meshgrid(*[np.asarray(t) for t in tensors], indexing=indexing)]
+
+
+def _resize_nearest_source(out_size, in_size, mode, rounding, int_div, tvm019):
+    """topi's get_closest_index in float32, clamped as get_2d_pixel clamps it. tir round is
+    llvm.nearbyint in TVM 0.27 (halves to even) and llvm.round in 0.19 (halves away from zero)."""
+    f = np.float32
+    if int_div:
+        # nearest + asymmetric upsampling by a whole factor: x // (out // in)
+        return np.clip(np.arange(out_size) // (out_size // in_size), 0, in_size - 1)
+    v = _resize_src(out_size, in_size, mode)
+    if rounding == "":
+        rounding = "round" if mode == "align_corners" else "floor"
+    if rounding == "round":
+        v64 = v.astype(np.float64)
+        idx = np.sign(v64) * np.floor(np.abs(v64) + 0.5) if tvm019 else np.rint(v64)
+    elif rounding == "round_prefer_floor":
+        idx = np.ceil(v - f(0.5))
+    elif rounding == "round_prefer_ceil":
+        idx = np.floor(v + f(0.5))
+    elif rounding == "floor":
+        idx = np.floor(v + f(1e-5))
+    else:                            # ceil
+        idx = np.ceil(v - f(1e-5))
+    return np.clip(idx.astype(np.int64), 0, in_size - 1)
+
+
+@helper
+def resize2d_topi(data, size, method, mode, rounding="", alpha=-0.5, exclude=0, tvm019=False):
+    """topi.image.resize2d on NCHW data (python/tvm/topi/image/resize.py, _resize_2d): every
+    pixel is read as float32 ('float'), so nearest returns float32-rounded values and
+    linear and cubic interpolate in float32; the result is cast to the data's dtype
+    (truncating for integers). Nearest + asymmetric upsampling by a whole factor divides
+    indices instead: with rounding 'floor' or '' in TVM 0.27, any rounding in 0.19
+    (`tvm019`, which also rounds halves away from zero)."""
+    f = np.float32
+    x = np.asarray(data)
+    if method != "nearest_neighbor":
+        return _resize2d_interpolated(data, size, method, mode, alpha, exclude)
+    h, w = x.shape[2], x.shape[3]
+    oh, ow = int(size[0]), int(size[1])
+    asym = mode == "asymmetric" and (tvm019 or rounding in ("floor", ""))
+    rows = _resize_nearest_source(oh, h, mode, rounding, asym and _resize_int_div(h, oh), tvm019)
+    cols = _resize_nearest_source(ow, w, mode, rounding, asym and _resize_int_div(w, ow), tvm019)
+    picked = x[:, :, rows][:, :, :, cols]
+    return picked.astype(f).astype(x.dtype) if x.dtype.kind == "f" else picked

@@ -18,7 +18,11 @@ nn.cross_entropy_with_logits in the ops drawn (session 23): every campaign's gra
 campaign no longer draws the ceil-mode avg_pool1d and finds instead prelu's legalization
 failing on a symbolic channel count (topi.nn.prelu's get_const_int: "Expect value to be
 constant int"), and the disruptive campaign finds outer taking inputs of two dtypes without a
-word (InferTypeOuter checks ranks only and types the result as x1's)). Pass probing (campaign.probe) leaves
+word (InferTypeOuter checks ranks only and types the result as x1's); the Relax ops added in
+session 24 (the 3-D convolutions and pools, image.resize2d, image.grid_sample, index_tensor,
+index_put, slice_scatter, meshgrid) in the ops drawn: every campaign's graphs; the strict
+campaign no longer draws prelu on a symbolic channel count, so finds three of its four
+findings, and the disruptive campaign's violations meet only TVM's own diagnostics). Pass probing (campaign.probe) leaves
 it as it is: the strict campaign draws its sequences and is never steered, and the planted
 one pins its passes with direct=False (steering is tested in tests/relax/test_pass_probe.py). Two runs of the same code give
 the same fingerprint: the campaigns run with --jobs 1, so cases, reductions and hits come

@@ -445,3 +445,14 @@ def fast_tanh(x):
 @composite
 def fast_erf(x):
     return _registered_op("fast_erf", x)
+
+
+@composite
+def max_pool3d(data, pool_size, strides, dilation, padding, ceil_mode):
+    return _pool(relay.nn.max_pool3d, data, pool_size, strides, dilation, padding, ceil_mode)
+
+
+@composite
+def avg_pool3d(data, pool_size, strides, dilation, padding, ceil_mode, count_include_pad):
+    return _pool(relay.nn.avg_pool3d, data, pool_size, strides, dilation, padding, ceil_mode,
+                 count_include_pad=count_include_pad)
