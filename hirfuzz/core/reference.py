@@ -1099,7 +1099,7 @@ def _pool3d_windows(data, pool_size, strides, padding, dilation, ceil_mode):
 
 @helper
 def avg_pool3d(data, pool_size, strides, padding, dilation, ceil_mode=False, count_include_pad=False):
-    """NCDHW average pooling (sizes as `max_pool3d`); the divisor counts the padding when
+    """NCDHW average pooling (sizes as `max_pool3d_tvm`); the divisor counts the padding when
     `count_include_pad`, never the ceil-mode overhang."""
     x = np.asarray(data, dtype=np.float64)
     n, c = x.shape[:2]
@@ -1137,9 +1137,10 @@ def adaptive_avg_pool3d(data, output_size):
 
 @helper
 def max_pool3d_tvm(data, pool_size, strides, padding, dilation, ceil_mode=False):
-    """`max_pool3d` as topi's pool3d computes it where a window holds padding only (a dilated
-    kernel can step over the input): padded cells hold the dtype's lowest value
-    (tvm::min_value: the lowest finite float, the integer minimum), which then wins."""
+    """NCDHW max pooling as topi's pool3d computes it, with TVM's output size
+    (InferTypePool3D); where a window holds padding only (a dilated kernel can step over
+    the input), padded cells hold the dtype's lowest value (tvm::min_value: the lowest
+    finite float, the integer minimum), which then wins."""
     x = np.asarray(data)
     low = np.finfo(x.dtype).min if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     n, c = x.shape[:2]
@@ -1153,7 +1154,7 @@ def max_pool3d_tvm(data, pool_size, strides, padding, dilation, ceil_mode=False)
     return out
 
 
-# --- image ops (resize2d, grid_sample, affine_grid), index_tensor, index_put, slice_scatter, meshgrid ---
+# --- image ops (resize2d, grid_sample), index_tensor, index_put, slice_scatter, meshgrid ---
 
 def _resize_src(out_size, in_size, mode):
     """topi.image.resize's get_inx: the float32 source coordinate of each output index."""

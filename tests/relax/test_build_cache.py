@@ -51,9 +51,10 @@ def test_a_pass_sequence_that_changes_nothing_reuses_the_build_and_gives_the_sam
 
 
 def test_an_identical_case_reuses_every_build_and_runs_on_its_own_inputs(specs):
-    # seed 3: every configuration builds (seed 2's pass sequence now holds FastMathTransform,
-    # which raises before any build on a call to a global function, a TVM bug)
-    case = make_case(specs, seed=3)
+    # seed 4: every configuration builds (seed 2's pass sequence holds FastMathTransform, which
+    # raises before any build on a call to a global function, a TVM bug; since session 24's
+    # ops, seed 3's sequence meets batch_norm's own)
+    case = make_case(specs, seed=4)
     cache = BuildCache()
     dialect = load_dialect("relax")
     first = execute_case(case.request, dialect, cache)
@@ -120,7 +121,8 @@ def campaigns(tmp_path_factory):
     for name, env in (("on", {}), ("off", {CACHE_ENV: "0"})):
         out = tmp_path_factory.mktemp(name) / "out"
         # --versions none: confirmed findings are not run again under other Relax releases set up here
-        proc = run_hirfuzz("--iterations", 6, "--ops", 6, "--seed", 3, "--pass-seq", "Normalize", "--mutations", 1, "--out", out,
+        # seed 4: every case builds and loads (since session 24's ops, one of seed 3's fails to build)
+        proc = run_hirfuzz("--iterations", 6, "--ops", 6, "--seed", 4, "--pass-seq", "Normalize", "--mutations", 1, "--out", out,
                            "--no-progress", "--jobs", 1, "--versions", "none", env=env)
         assert proc.returncode == 0, proc.stderr
         runs[name] = (json.loads((out / "summary.json").read_text()),

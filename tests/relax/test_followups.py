@@ -162,7 +162,9 @@ def test_follow_ups_are_paced_best_first_and_the_same_seed_makes_the_same_ones(s
 
 
 def test_a_follow_up_mutant_is_built_by_structure_building_rewrites_alone(specs):
-    maker = make_maker(specs, seed=3)
+    # seed 4: the mutant and its sequence build (since session 24's ops, seed 3's sequence
+    # meets a batch_norm failure of TVM's)
+    maker = make_maker(specs, seed=4)
     case = case_with_passes(maker)
     case.new_coverage = 1
     original = FollowUps(maker).interesting(case, passing_answer(case), Outcome(Status.OK))
