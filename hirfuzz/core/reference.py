@@ -78,23 +78,27 @@ def _pad_hw(x, padding, value):
 def conv2d(data, weight, strides, padding, dilation, groups=1):
     """NCHW data, OIHW weight; padding is (top, left, bottom, right)."""
     acc = np.float64 if data.dtype.kind == "f" else np.int64
-    x = _pad_hw(data.astype(acc), padding, 0)
-    w = weight.astype(acc)
-    n, c, h, wd = x.shape
-    o, cg, kh, kw = w.shape
-    sh, sw = strides
-    dh, dw = dilation
-    oh = (h - dh * (kh - 1) - 1) // sh + 1
-    ow = (wd - dw * (kw - 1) - 1) // sw + 1
-    out = np.zeros((n, o, oh, ow), dtype=acc)
+    return _conv(_pad_hw(data.astype(acc), padding, 0), weight.astype(acc), strides, dilation, groups)
+
+
+def _conv(x, w, strides, dilation, groups):
+    """The grouped convolution of padded N-C-spatial `x` with O-I-kernel `w`, over however
+    many spatial axes they have, in their dtype (the accumulator)."""
+    import itertools
+    n = x.shape[0]
+    o, cg = w.shape[:2]
+    kernel = w.shape[2:]
+    outs = [(x.shape[2 + q] - dilation[q] * (k - 1) - 1) // strides[q] + 1 for q, k in enumerate(kernel)]
+    out = np.zeros((n, o, *outs), dtype=x.dtype)
     og = o // groups
     for g in range(groups):
         xs = x[:, g * cg:(g + 1) * cg]
         ws = w[g * og:(g + 1) * og]
-        for i in range(kh):
-            for j in range(kw):
-                patch = xs[:, :, i * dh: i * dh + sh * (oh - 1) + 1: sh, j * dw: j * dw + sw * (ow - 1) + 1: sw]
-                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch, ws[:, :, i, j])
+        for offset in itertools.product(*[range(k) for k in kernel]):
+            patch = xs[(slice(None), slice(None)) + tuple(
+                slice(k * dilation[q], k * dilation[q] + strides[q] * (outs[q] - 1) + 1, strides[q])
+                for q, k in enumerate(offset))]
+            out[:, g * og:(g + 1) * og] += np.einsum("nc...,oc->no...", patch, ws[(slice(None), slice(None)) + offset])
     return out
 
 
@@ -498,19 +502,19 @@ def avg_pool2d(data, pool_size, strides, padding, dilation, ceil_mode=False, cou
 @helper
 def adaptive_avg_pool2d(data, output_size):
     """NCHW adaptive average pooling: window i spans [floor(i*H/O), ceil((i+1)*H/O))."""
-    return _adaptive_pool2d(np.asarray(data, dtype=np.float64), output_size, np.mean)
+    return _adaptive_pool(np.asarray(data, dtype=np.float64), output_size, np.mean)
 
 
-def _adaptive_pool2d(x, output_size, reduce):
-    """`reduce` over each adaptive window of NCHW `x`, in `x`'s dtype."""
-    n, c, h, w = x.shape
-    oh, ow = output_size
-    out = np.zeros((n, c, oh, ow), dtype=x.dtype)
-    for i in range(oh):
-        y0, y1 = (i * h) // oh, -(-((i + 1) * h) // oh)
-        for j in range(ow):
-            z0, z1 = (j * w) // ow, -(-((j + 1) * w) // ow)
-            out[:, :, i, j] = reduce(x[:, :, y0:y1, z0:z1], axis=(2, 3))
+def _adaptive_pool(x, output_size, reduce):
+    """`reduce` over each adaptive window of N-C-spatial `x` (any number of spatial axes), in
+    `x`'s dtype: on an axis of size S pooled to O, window i spans [floor(i*S/O), ceil((i+1)*S/O))."""
+    import itertools
+    sizes = x.shape[2:]
+    axes = tuple(range(2, x.ndim))
+    out = np.zeros(x.shape[:2] + tuple(output_size), dtype=x.dtype)
+    for pos in itertools.product(*[range(o) for o in output_size]):
+        window = tuple(slice((i * s) // o, -(-((i + 1) * s) // o)) for i, s, o in zip(pos, sizes, output_size))
+        out[(slice(None), slice(None)) + pos] = reduce(x[(slice(None), slice(None)) + window], axis=axes)
     return out
 
 
@@ -542,7 +546,7 @@ def avg_pool1d(data, pool_size, stride, padding, dilation, ceil_mode=False, coun
 @helper
 def adaptive_max_pool2d(data, output_size):
     """NCHW adaptive max pooling, `adaptive_avg_pool2d`'s windows."""
-    return _adaptive_pool2d(np.asarray(data), output_size, np.max)
+    return _adaptive_pool(np.asarray(data), output_size, np.max)
 
 
 @helper
@@ -692,29 +696,33 @@ def conv2d_transpose(data, weight, strides, padding, output_padding, dilation, g
     stride * i + dilation * k, and the result is that full map cropped by the padding at
     both ends and extended by output_padding at the end (topi group_conv2d_transpose_nchw)."""
     acc = np.float64 if data.dtype.kind == "f" else np.int64
-    x = np.asarray(data).astype(acc)
-    w = np.asarray(weight).astype(acc)
-    n, c, h, wd = x.shape
-    _, og, kh, kw = w.shape
-    sh, sw = strides
-    dh, dw = dilation
-    top, left, bottom, right = padding
-    oph, opw = output_padding
-    full_h = (h - 1) * sh + dh * (kh - 1) + 1 + oph
-    full_w = (wd - 1) * sw + dw * (kw - 1) + 1 + opw
-    full = np.zeros((n, og * groups, max(full_h, top + 1), max(full_w, left + 1)), dtype=acc)
+    return _conv_transpose(np.asarray(data).astype(acc), np.asarray(weight).astype(acc), strides, padding,
+                           output_padding, dilation, groups)
+
+
+def _conv_transpose(x, w, strides, padding, output_padding, dilation, groups):
+    """The grouped transposed convolution of N-C-spatial `x` with I-O-kernel `w` over however
+    many spatial axes they have (padding: each axis's start, then each axis's end), in their
+    dtype (the accumulator)."""
+    import itertools
+    n, c = x.shape[:2]
+    sizes = x.shape[2:]
+    og = w.shape[1]
+    kernel = w.shape[2:]
+    rank = len(kernel)
+    full = [(sizes[q] - 1) * strides[q] + dilation[q] * (kernel[q] - 1) + 1 + output_padding[q] for q in range(rank)]
+    buf = np.zeros((n, og * groups) + tuple(max(full[q], padding[q] + 1) for q in range(rank)), dtype=x.dtype)
     cg = c // groups
     for g in range(groups):
         xs = x[:, g * cg:(g + 1) * cg]
         ws = w[g * cg:(g + 1) * cg]
-        for i in range(kh):
-            for j in range(kw):
-                contrib = np.einsum("nchw,co->nohw", xs, ws[:, :, i, j])
-                full[:, g * og:(g + 1) * og, i * dh: i * dh + sh * (h - 1) + 1: sh,
-                     j * dw: j * dw + sw * (wd - 1) + 1: sw] += contrib
-    oh = full_h - top - bottom
-    ow = full_w - left - right
-    return full[:, :, top:top + oh, left:left + ow]
+        for offset in itertools.product(*[range(k) for k in kernel]):
+            contrib = np.einsum("nc...,co->no...", xs, ws[(slice(None), slice(None)) + offset])
+            index = tuple(slice(k * dilation[q], k * dilation[q] + strides[q] * (sizes[q] - 1) + 1, strides[q])
+                          for q, k in enumerate(offset))
+            buf[(slice(None), slice(g * og, (g + 1) * og)) + index] += contrib
+    crop = tuple(slice(padding[q], full[q] - padding[q + rank]) for q in range(rank))
+    return buf[(slice(None), slice(None)) + crop]
 
 
 @helper
@@ -764,11 +772,10 @@ def bucketize(x, boundaries, right=False, out_int32=False):
 
 @helper
 def adaptive_avg_pool1d(data, output_size):
-    """NCW adaptive average pooling (window i spans [floor(i*W/O), ceil((i+1)*W/O))); an
-    output_size of None keeps the width: `adaptive_avg_pool2d` on a height of one."""
+    """NCW adaptive average pooling (`_adaptive_pool`'s windows); an output_size of None
+    keeps the width."""
     x = np.asarray(data, dtype=np.float64)
-    o = x.shape[2] if output_size is None else int(output_size)
-    return _adaptive_pool2d(x[:, :, None, :], [1, o], np.mean)[:, :, 0, :]
+    return _adaptive_pool(x, [x.shape[2] if output_size is None else int(output_size)], np.mean)
 
 
 @helper
@@ -1013,8 +1020,7 @@ def interpret(graph: Graph, specs, leaf_values: dict[int, np.ndarray]) -> dict[R
 def _pool3d_out_size(size, k, s, lo, hi, d, ceil_mode):
     """TVM's pooled size on one axis (InferTypePool3D): in ceil mode a last window that would
     start in the trailing padding is dropped (as in PyTorch)."""
-    span = size + lo + hi - d * (k - 1) - 1
-    out = (span + s - 1) // s + 1 if ceil_mode else span // s + 1
+    out = _window(size, k, s, lo, hi, d, ceil_mode)
     if ceil_mode and (out - 1) * s >= size + lo:
         out -= 1
     return out
@@ -1026,27 +1032,7 @@ def conv3d(data, weight, strides, padding, dilation, groups=1):
     acc = np.float64 if data.dtype.kind == "f" else np.int64
     f, t, l, bk, b, r = padding
     x = np.pad(np.asarray(data).astype(acc), ((0, 0), (0, 0), (f, bk), (t, b), (l, r)))
-    w = np.asarray(weight).astype(acc)
-    n, c, dd, h, wd = x.shape
-    o, cg, kd, kh, kw = w.shape
-    sd, sh, sw = strides
-    ddl, dh, dw = dilation
-    od = (dd - ddl * (kd - 1) - 1) // sd + 1
-    oh = (h - dh * (kh - 1) - 1) // sh + 1
-    ow = (wd - dw * (kw - 1) - 1) // sw + 1
-    out = np.zeros((n, o, od, oh, ow), dtype=acc)
-    og = o // groups
-    for g in range(groups):
-        xs = x[:, g * cg:(g + 1) * cg]
-        ws = w[g * og:(g + 1) * og]
-        for a in range(kd):
-            for i in range(kh):
-                for j in range(kw):
-                    patch = xs[:, :, a * ddl: a * ddl + sd * (od - 1) + 1: sd,
-                               i * dh: i * dh + sh * (oh - 1) + 1: sh,
-                               j * dw: j * dw + sw * (ow - 1) + 1: sw]
-                    out[:, g * og:(g + 1) * og] += np.einsum("ncdhw,oc->nodhw", patch, ws[:, :, a, i, j])
-    return out
+    return _conv(x, np.asarray(weight).astype(acc), strides, dilation, groups)
 
 
 @helper
@@ -1056,28 +1042,8 @@ def conv3d_transpose(data, weight, strides, padding, output_padding, dilation, g
     (each input element scatters its products with the kernel at stride * i + dilation * k;
     the full map is cropped by the padding and extended by output_padding at its end)."""
     acc = np.float64 if data.dtype.kind == "f" else np.int64
-    x = np.asarray(data).astype(acc)
-    w = np.asarray(weight).astype(acc)
-    n, c = x.shape[:2]
-    sizes = x.shape[2:]
-    og = w.shape[1]
-    ks = w.shape[2:]
-    full = [(sizes[i] - 1) * strides[i] + dilation[i] * (ks[i] - 1) + 1 + output_padding[i]
-            for i in range(3)]
-    buf = np.zeros((n, og * groups) + tuple(max(full[i], padding[i] + 1) for i in range(3)), dtype=acc)
-    cg = c // groups
-    for g in range(groups):
-        xs = x[:, g * cg:(g + 1) * cg]
-        ws = w[g * cg:(g + 1) * cg]
-        for a in range(ks[0]):
-            for i in range(ks[1]):
-                for j in range(ks[2]):
-                    contrib = np.einsum("ncdhw,co->nodhw", xs, ws[:, :, a, i, j])
-                    index = tuple(slice(k * dilation[q], k * dilation[q] + strides[q] * (sizes[q] - 1) + 1, strides[q])
-                                  for q, k in enumerate((a, i, j)))
-                    buf[(slice(None), slice(g * og, (g + 1) * og)) + index] += contrib
-    crop = tuple(slice(padding[q], padding[q] + full[q] - padding[q] - padding[q + 3]) for q in range(3))
-    return buf[(slice(None), slice(None)) + crop]
+    return _conv_transpose(np.asarray(data).astype(acc), np.asarray(weight).astype(acc), strides, padding,
+                           output_padding, dilation, groups)
 
 
 def _pool3d_windows(data, pool_size, strides, padding, dilation, ceil_mode):
@@ -1119,20 +1085,10 @@ def avg_pool3d(data, pool_size, strides, padding, dilation, ceil_mode=False, cou
 
 @helper
 def adaptive_avg_pool3d(data, output_size):
-    """NCDHW adaptive average pooling: on each axis window i spans
-    [floor(i*S/O), ceil((i+1)*S/O)); an output_size of None keeps the input's size."""
+    """NCDHW adaptive average pooling (`_adaptive_pool`'s windows); an output_size of None
+    keeps the input's size."""
     x = np.asarray(data, dtype=np.float64)
-    n, c, d, h, w = x.shape
-    od, oh, ow = (d, h, w) if output_size is None else [int(v) for v in output_size]
-    out = np.zeros((n, c, od, oh, ow))
-    for a in range(od):
-        a0, a1 = (a * d) // od, -(-((a + 1) * d) // od)
-        for i in range(oh):
-            y0, y1 = (i * h) // oh, -(-((i + 1) * h) // oh)
-            for j in range(ow):
-                z0, z1 = (j * w) // ow, -(-((j + 1) * w) // ow)
-                out[:, :, a, i, j] = np.mean(x[:, :, a0:a1, y0:y1, z0:z1], axis=(2, 3, 4))
-    return out
+    return _adaptive_pool(x, x.shape[2:] if output_size is None else [int(v) for v in output_size], np.mean)
 
 
 @helper

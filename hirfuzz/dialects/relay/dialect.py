@@ -12,10 +12,10 @@ from tvm import relay
 from ...core.graph import Graph
 from ...core.plan import LoweringPlan
 from ...core.gradients import float_results, float_variables
-from ...protocol import AUTODIFF, GRADIENT
+from ...protocol import GRADIENT
 from ..base import Dialect, ExecutorCannotTake, installation_of
 from .executors import build, load, run
-from .gradients import NOT_DIFFERENTIABLE_FEATURES, Autodiff
+from .gradients import NOT_DIFFERENTIABLE_FEATURES, Autodiff, autodiff_of
 from .lower import lower_graph, lower_loss, lower_planned_loss
 from .ops import relay_op
 from .violate import apply_violation
@@ -86,7 +86,7 @@ class RelayDialect(Dialect):
         graph = Graph.from_json(request["graph"])
         if not float_results(graph) or not float_variables(graph):
             raise ExecutorCannotTake("no float result or no float variable: nothing to differentiate")
-        if gradient.get(AUTODIFF) != Autodiff.HIGHER_ORDER.value:
+        if autodiff_of(gradient) is not Autodiff.HIGHER_ORDER:
             return lower_loss(graph, request["calls"], gradient[GRADIENT])
         plan = LoweringPlan.from_json(request["plan"]) if request.get("plan") else None
         if plan is not None:
@@ -105,7 +105,7 @@ class RelayDialect(Dialect):
     def apply_passes(self, module, config: dict):
         if config.get(GRADIENT):  # the gradient configuration's one pass: its autodiff
             from .passes import differentiate
-            return differentiate(module, Autodiff(config.get(AUTODIFF) or Autodiff.FIRST_ORDER))
+            return differentiate(module, autodiff_of(config))
         if not config.get("passes"):
             return module
         from .passes import apply_passes

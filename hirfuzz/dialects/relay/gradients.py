@@ -53,9 +53,14 @@ AUTODIFF_EXECUTORS = {Autodiff.HIGHER_ORDER.value: "debug"}
 NOT_DIFFERENTIABLE_FEATURES = ("if_shape", "if_prim")
 
 
+def autodiff_of(config: dict) -> Autodiff:
+    """The autodiff a gradient configuration runs (protocol.AUTODIFF; none: the first-order one)."""
+    return Autodiff(config.get(AUTODIFF) or Autodiff.FIRST_ORDER)
+
+
 def autodiff_pass(config: dict) -> str:
     """The autodiff a gradient configuration runs, as titles and reports name it."""
-    return Autodiff(config.get(AUTODIFF) or Autodiff.FIRST_ORDER).pass_name
+    return autodiff_of(config).pass_name
 
 # the Relay ops hirfuzz's specs call whose op registers FPrimalGradient in TVM 0.19
 # (tests/relay/test_relay_gradient_oracle.py checks this against TVM's registry)

@@ -424,6 +424,17 @@ def avg_pool1d(data, pool_size, strides, dilation, padding, ceil_mode, count_inc
                  count_include_pad=count_include_pad)
 
 
+@composite
+def max_pool3d(data, pool_size, strides, dilation, padding, ceil_mode):
+    return _pool(relay.nn.max_pool3d, data, pool_size, strides, dilation, padding, ceil_mode)
+
+
+@composite
+def avg_pool3d(data, pool_size, strides, dilation, padding, ceil_mode, count_include_pad):
+    return _pool(relay.nn.avg_pool3d, data, pool_size, strides, dilation, padding, ceil_mode,
+                 count_include_pad=count_include_pad)
+
+
 # TVM 0.19's fast_* approximations: registered ops with no tvm.relay wrapper (topi/elemwise.h:
 # fast_exp_float32 and fast_tanh_float on float32, fast_erf_float_expr on float32 and float16;
 # the plain function on other dtypes)
@@ -445,14 +456,3 @@ def fast_tanh(x):
 @composite
 def fast_erf(x):
     return _registered_op("fast_erf", x)
-
-
-@composite
-def max_pool3d(data, pool_size, strides, dilation, padding, ceil_mode):
-    return _pool(relay.nn.max_pool3d, data, pool_size, strides, dilation, padding, ceil_mode)
-
-
-@composite
-def avg_pool3d(data, pool_size, strides, dilation, padding, ceil_mode, count_include_pad):
-    return _pool(relay.nn.avg_pool3d, data, pool_size, strides, dilation, padding, ceil_mode,
-                 count_include_pad=count_include_pad)

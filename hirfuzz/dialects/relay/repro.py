@@ -13,9 +13,9 @@ import numpy as np
 
 from ...core.finding import Finding
 from ...core.graph import Graph
-from ...protocol import AUTODIFF, CHECK_ONLY, REPRO_MARK as MARK
+from ...protocol import CHECK_ONLY, REPRO_MARK as MARK
 from ..base import ReproducerWriter
-from .gradients import Autodiff
+from .gradients import Autodiff, autodiff_of
 from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, GRADIENT_DIFFERS, GRADIENT_VERDICT, USER_PASS,
                           gradient_expectation_lines,
                           Reach, ViolatingCall, array_code, arity_line, call_text,
@@ -138,7 +138,6 @@ def render_reproducer(graph: Graph, specs, finding: Finding, config: dict, input
                       violation_plan: dict | None = None, module_script: dict | None = None) -> str:
     """A standalone script: exits 1 (exception, mismatch) or dies while the bug is present.
     `module_script` is the module's Relay text as the worker printed it."""
-    autodiff = AUTODIFF_FUNCTIONS[Autodiff(config.get(AUTODIFF) or Autodiff.FIRST_ORDER)]
     lines = [*docstring(finding, config, tvm_version, "TVM 0.19 with Relay (python -m hirfuzz setup relay)"),
              "import os", "import sys", "", "import numpy as np", "",
              'os.environ.setdefault("TOPHUB_LOCATION", "NONE")  # building must not download tuning logs',
@@ -333,7 +332,7 @@ def render_gradient(graph: Graph, specs, finding: Finding, config: dict, inputs:
     parameters' gradients (the worker's own code), built and run; for a wrong result, the
     loss and each gradient checked against the reference's and the finite differences
     `expected` holds (see the Relax writer's render_gradient), judged where smooth."""
-    autodiff = AUTODIFF_FUNCTIONS[Autodiff(config.get(AUTODIFF) or Autodiff.FIRST_ORDER)]
+    autodiff = AUTODIFF_FUNCTIONS[autodiff_of(config)]
     lines = [*docstring(finding, config, tvm_version, "TVM 0.19 with Relay (python -m hirfuzz setup relay)"),
              "import os", "import sys", "", "import numpy as np", "",
              'os.environ.setdefault("TOPHUB_LOCATION", "NONE")  # building must not download tuning logs',
