@@ -17,6 +17,16 @@ when findings are confirmed, so the schedule). The checkpoint saves it, so a res
 campaign goes on with it; a finding confirmed after the last checkpoint takes effect from
 the first case the resumed run generates.
 
+A confirmed finding whose reduced program needs one choice of its lowering plan (a closure,
+a function obtained as a value, an `If`...: its form, core.plan.LoweringPlan.form), and no
+pass sequence, names that form (`PlanForm`): later cases are lowered without it (their plan
+stripped of every choice drawn with that form), on that target, or in the gradient cases of
+that autodiff. TVM 0.19's higher-order autodiff fails on any closure or function value,
+whatever it computes: 3-4% of a Relay campaign's cases stopped there.
+
+A finding that joins an earlier one (one root cause) names its construct too: it may be
+another op or form with that cause, which would go on recurring.
+
 `--known` campaign folders' confirmed findings are avoided from the first case generated;
 a text file of signatures names no program, so no construct. `--no-avoid-found` turns
 avoidance off.
@@ -28,9 +38,10 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..core.plan import LoweringPlan
 from ..core.targets import target_kind
 from ..errors import HirfuzzError
-from ..protocol import GRADIENT
+from ..protocol import AUTODIFF, GRADIENT
 
 
 @dataclass(frozen=True)
@@ -47,8 +58,39 @@ class Construct:
 
 
 @dataclass(frozen=True)
+class PlanForm:
+    """A lowering plan's form (the feature kinds of one of its choices) that fails on a
+    target kind, or under an autodiff (`target` GRADIENT), whatever the program computes."""
+    features: tuple[str, ...]   # sorted (core.plan.Cut.features: function_local, function_as_value, ...)
+    target: str
+    autodiff: str | None = None  # the gradient cases' autodiff it fails under (protocol.AUTODIFF)
+
+    @property
+    def name(self) -> str:
+        """As generation statistics count it: ``plan[function_as_value+function_global]``."""
+        return f"plan[{'+'.join(self.features)}]" + (f" under {self.autodiff}" if self.autodiff else "")
+
+    def applies_to(self, gradient_case: bool, autodiff: str | None) -> bool:
+        """Whether a case's plan is stripped of it: a target's form in every case (the
+        campaign builds each case on its targets), an autodiff's in that autodiff's gradient cases."""
+        return self.target != GRADIENT or (gradient_case and autodiff == self.autodiff)
+
+
+def without_forms(plan: LoweringPlan, forms, gradient_case: bool, autodiff: str | None) -> tuple[LoweringPlan, list[str]]:
+    """`plan` without the choices of each form of `forms` that applies to the case, and the
+    names of those that took some away."""
+    stripped = []
+    for form in sorted(forms, key=lambda f: f.name):
+        if form.applies_to(gradient_case, autodiff):
+            plan, gone = plan.without_form(frozenset(form.features))
+            if gone:
+                stripped.append(form.name)
+    return plan, stripped
+
+
+@dataclass(frozen=True)
 class Avoidance:
-    construct: Construct
+    construct: Construct | PlanForm
     finding: str     # the finding it comes from: its folder in the campaign, or "--known FOLDER/findings/..."
     from_case: int   # the first case generated without the construct
 
@@ -57,25 +99,33 @@ class Avoidance:
 
     @classmethod
     def from_json(cls, data: dict) -> "Avoidance":
-        return cls(Construct(**data["construct"]), data["finding"], data["from_case"])
+        construct = data["construct"]
+        if "features" in construct:
+            construct = PlanForm(tuple(construct["features"]), construct["target"], construct.get("autodiff"))
+        else:
+            construct = Construct(**construct)
+        return cls(construct, data["finding"], data["from_case"])
 
 
-def construct_of(finding: dict, case: dict) -> Construct | None:
+def construct_of(finding: dict, case: dict) -> Construct | PlanForm | None:
     """The construct a finding (its finding.json) names by its reduced case (its case.json),
-    or None: unconfirmed, a disruptive case, several operators, or a failure that needs a
-    pass sequence, a lowering plan or a mutant besides the operator."""
+    or None: unconfirmed, a disruptive case, a failure that needs a pass sequence or a
+    mutant, several operators with no plan, or a plan of several choices."""
     if not finding.get("confirmed") or case.get("disruption"):
-        return None
-    ops = [node for node in case["graph"]["nodes"] if node["kind"] == "op"]
-    if len(ops) != 1:
         return None
     lowering = case.get("lowering") or {}
     config = case["configs"][-1]  # the failing one: isolation put it last
-    if config.get("passes") or "plan" in lowering or "mutation" in lowering:
+    if config.get("passes") or "mutation" in lowering:
         return None
-    if config.get(GRADIENT):  # its gradient fails, not the op: avoided in gradient cases alone
-        return Construct(ops[0]["op"], ops[0]["dtype"], GRADIENT)
-    return Construct(ops[0]["op"], ops[0]["dtype"], target_kind(config["target"]))
+    # a gradient finding's construct is avoided in gradient cases alone: its gradient fails, not the op
+    target = GRADIENT if config.get(GRADIENT) else target_kind(config["target"])
+    if "plan" in lowering:
+        form = LoweringPlan.from_json(lowering["plan"]).form()
+        return PlanForm(tuple(sorted(form)), target, config.get(AUTODIFF)) if form else None
+    ops = [node for node in case["graph"]["nodes"] if node["kind"] == "op"]
+    if len(ops) != 1:
+        return None
+    return Construct(ops[0]["op"], ops[0]["dtype"], target)
 
 
 def saved_constructs(campaign: Path) -> list[tuple[Construct, str]]:
@@ -124,26 +174,30 @@ class AvoidanceSchedule:
             self._offered.append((construct, finding))
 
     def avoided_at(self, index: int) -> frozenset:
-        """The (op, dtype) pairs case `index` is generated without: those scheduled from it
-        or before, the constructs offered since the last case taking effect from it."""
+        """The (op, dtype) pairs case `index` is generated without, and the plan forms it is
+        lowered without: those scheduled from it or before, the constructs offered since the
+        last case taking effect from it."""
         with self._lock:
             offered, self._offered = self._offered, []
         for construct, finding in offered:
             self._schedule(construct, finding, index)
-        # a gradient finding's construct as (GRADIENT, op, dtype): a gradient case avoids it (gradient_avoided)
-        return frozenset((a.construct.op, a.construct.dtype) if a.construct.target != GRADIENT
+        # a gradient finding's construct as (GRADIENT, op, dtype): a gradient case avoids it
+        # (cases.avoided_in); a form as itself (cases.CaseMaker.lowered_without)
+        return frozenset(a.construct if isinstance(a.construct, PlanForm)
+                         else (a.construct.op, a.construct.dtype) if a.construct.target != GRADIENT
                          else (GRADIENT, a.construct.op, a.construct.dtype)
                          for a in self.avoidances if a.from_case <= index)
 
-    def _schedule(self, construct: Construct, finding: str, index: int):
-        if construct.target == GRADIENT:  # whether a gradient case has ops left: cases.CaseMaker.drawn_from
+    def _schedule(self, construct: Construct | PlanForm, finding: str, index: int):
+        # whether a gradient case has ops left: cases.CaseMaker.drawn_from; a plan without a form is still a plan
+        if construct.target == GRADIENT or isinstance(construct, PlanForm):
             if not any(a.construct == construct for a in self.avoidances):
                 self.avoidances.append(Avoidance(construct, finding, index))
             return
         if any(a.construct == construct for a in self.avoidances) or construct.name in self.kept:
             return
         avoid = {(a.construct.op, a.construct.dtype) for a in self.avoidances
-                 if a.construct.target != GRADIENT} | {(construct.op, construct.dtype)}
+                 if isinstance(a.construct, Construct) and a.construct.target != GRADIENT} | {(construct.op, construct.dtype)}
         if not self.drawable(frozenset(avoid)):
             self.kept[construct.name] = finding
             return

@@ -34,7 +34,7 @@ from ..core.targets import load_target_limits, resolve_target, target_kinds
 from ..core.violations import draw_inputs as draw_violation_inputs, generate_violation, violation_plan
 from ..errors import HirfuzzError
 from ..protocol import CHECK_ONLY, encode_array, lowered_only, make_config
-from .avoidance import AvoidanceSchedule
+from .avoidance import AvoidanceSchedule, PlanForm, without_forms
 from .coverage_ledger import CoverageLedger
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
 from .oracles.gradient import GRADIENT_DTYPE, why_not_differentiable
@@ -206,7 +206,7 @@ class CaseMaker:
         expected = [chosen.facts[r] for r in graph.results()]
         if lowering is None:
             # a case made again from its graph (resumed) was counted when it was generated
-            lowering = self.case_lowering(graph, index, direction, stats if generated else None)
+            lowering = self.case_lowering(graph, index, direction, stats if generated else None, avoid)
             if self.direction is not None:  # directed or not, what it exercises of the probe counts
                 plan = lowering.get("plan")
                 used = LoweringPlan.from_json(plan).features_used() if plan else []
@@ -313,10 +313,12 @@ class CaseMaker:
             return None
         return self.direction
 
-    def case_lowering(self, graph: Graph, index: int, direction=None, stats: GenStats | None = None) -> dict:
+    def case_lowering(self, graph: Graph, index: int, direction=None, stats: GenStats | None = None,
+                      avoid: frozenset = frozenset()) -> dict:
         """How the case is lowered (a plan of functions and features) and mutated (a seed).
         The plan is drawn whatever the targets, then stripped of what one of them cannot
-        lower, counted in `stats` where given."""
+        lower and of the forms in `avoid` that apply to the case (campaign.avoidance.PlanForm),
+        counted in `stats` where given."""
         lowering = {}
         if self.s.features:
             rng = self.case_rng(index, Stream.PLAN)
@@ -326,10 +328,23 @@ class CaseMaker:
                 plan, stripped = plan.stripped(self.unlowerable)
                 if stats is not None:
                     stats.count_stripped(stripped)
+            plan = self.lowered_without(plan, index, avoid, stats)
             lowering["plan"] = plan.to_json()
         if self.s.mutations and self.info.mutators:
             lowering["mutation"] = {"seed": [self.s.seed, index, int(Stream.MUTATION)], "count": self.s.mutations}
         return lowering
+
+    def lowered_without(self, plan: LoweringPlan, index: int, avoid: frozenset, stats: GenStats | None) -> LoweringPlan:
+        """`plan` without the forms of `avoid` that apply to case `index` (a gradient case's
+        by the autodiff it runs), each form that took something away counted in `stats`."""
+        forms = [a for a in avoid if isinstance(a, PlanForm)]
+        if not forms:
+            return plan
+        gradient = self.gradient_case(index)
+        plan, stripped = without_forms(plan, forms, gradient, self.autodiff(index) if gradient else None)
+        for name in stripped if stats is not None else ():
+            stats.avoided_found[name] = stats.avoided_found.get(name, 0) + 1
+        return plan
 
     def case_configs(self, index: int, lowering: dict | None = None) -> list[dict]:
         """Baseline first (the VM on the first target), then a pass sequence, then the other
@@ -419,9 +434,9 @@ class CaseMaker:
 def avoided_in(avoid: frozenset, gradient: bool) -> frozenset:
     """The (op, dtype) pairs a case is drawn without, of those the avoidance schedule gives
     (campaign.avoidance): a gradient finding's, (GRADIENT, op, dtype), in gradient cases alone."""
-    pairs = {a for a in avoid if len(a) == 2}
+    pairs = {a for a in avoid if isinstance(a, tuple) and len(a) == 2}
     if gradient:
-        pairs |= {(op, dtype) for tag, op, dtype in (a for a in avoid if len(a) == 3)}
+        pairs |= {(op, dtype) for tag, op, dtype in (a for a in avoid if isinstance(a, tuple) and len(a) == 3)}
     return frozenset(pairs)
 
 

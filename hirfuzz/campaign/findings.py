@@ -50,7 +50,7 @@ class FindingTables:
         # (write_hits), not at each hit, which would cost every case that hits one a file
         self._hits_unwritten: set[str] = set()
         self.failing_later: dict[str, str] = {}  # later_failure_key -> the disruptive finding that showed it first
-        # called with each confirmed finding filed in findings/ and its case.json (text)
+        # called with each confirmed finding filed in findings/ or joining one, and its case.json (text)
         self.confirmed: Callable[[Finding, str], None] = lambda finding, case_json: None
 
     def load(self, resumed: bool):
@@ -252,6 +252,8 @@ class FindingTables:
                 self.out.save_aliases(self.aliases)
                 self.say(f"the {finding.kind} of case {finding.case} has the root cause of a known finding "
                          "(--known): counted, not filed")
+                finding.path = f"--known root cause {key[:80]}"
+                self.confirmed(finding, files.get("case.json", ""))  # its construct is avoided too
                 return True
             if key is None or earlier is None or earlier.signature == finding.signature:
                 return False
@@ -268,6 +270,8 @@ class FindingTables:
             for also in keys:  # a later finding with this one's other key joins there too
                 self.roots.setdefault(also, earlier.signature)
             self.rewrite_finding_json(earlier)
+            finding.path = f"{earlier.path}/merged/{name}"
+            self.confirmed(finding, files.get("case.json", ""))  # another construct of that cause: avoided too
             self.say(f"the {finding.kind} of case {finding.case} has the root cause of {earlier.path} "
                      f"(where TVM fails: {key[:120]}): counted there, its files in merged/{name}")
             return True

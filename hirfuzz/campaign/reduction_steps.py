@@ -332,7 +332,10 @@ class DropLowering(Step):
 class ShrinkPlan(Step):
     """Where the failure needs some of the plan, drop the rest one entry at a time while
     it holds: functions (a closure or global inlined), a node's features (an `If` and its
-    other branch, a `match_cast`), dynamic signatures and plain blocks."""
+    other branch, a `match_cast`), dynamic signatures and plain blocks; then take the
+    extras off what stays (a function's plain block, captures or being a value, a node's
+    other features: LoweringPlan.simpler), so that what is left is the form the failure
+    needs (campaign.avoidance avoids a form alone)."""
     name = "shrink_plan"
     budgeted = True
 
@@ -351,6 +354,17 @@ class ShrinkPlan(Step):
             trial = reduction.variant(case, lowering={**case.lowering, "plan": smaller.to_json()})
             if reduction.fails_alike(trial, signature):
                 case, plan = trial, smaller
+        needed = set()  # the extras the failure needs: taking one off did not fail alike
+        for _ in range(len(plan.simpler())):  # each round takes one extra off, or ends
+            tried = [(extra, p) for extra, p in plan.simpler() if extra not in needed]
+            for extra, simpler in tried:
+                trial = reduction.variant(case, lowering={**case.lowering, "plan": simpler.to_json()})
+                if reduction.fails_alike(trial, signature):
+                    case, plan = trial, simpler
+                    break
+                needed.add(extra)
+            else:
+                break
         return case
 
 

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from ..core.violation_key import MISSING_CHECK
-from ..protocol import GRADIENT_PASS, REPRO_MARK
+from ..protocol import GRADIENT, GRADIENT_PASS, REPRO_MARK
 from .counterpart import counterpart_sentence
 from .outdir import OutputError, write_atomic
 from .titles import METADATA_NOTE, collapse_dumps, message_error, shorten, split_exception, title
@@ -532,9 +532,15 @@ def _avoided_section(summary: dict) -> list[str]:
     lines = ["## Constructs avoided", "",
              "Generation stopped drawing these, each failing alone in a confirmed finding "
              "(--no-avoid-found keeps them):", ""]
-    lines += [f"- {row['construct']} on {row['target']}: from case {row['from_case']}, {row['draws_avoided']} draws "
-              f"turned down ({row['finding']})" for row in rows]
+    lines += [_avoided_row(row) for row in rows]
     return lines + [""]
+
+
+def _avoided_row(row: dict) -> str:
+    where = "in gradient cases" if row["target"] == GRADIENT else f"on {row['target']}"
+    # a plan form (campaign.avoidance.PlanForm) is taken out of plans, an op-dtype out of draws
+    what = "plans lowered without it" if row["construct"].startswith("plan[") else "draws turned down"
+    return f"- {row['construct']} {where}: from case {row['from_case']}, {row['draws_avoided']} {what} ({row['finding']})"
 
 
 def _out_of_memory(memory: dict | None) -> str:

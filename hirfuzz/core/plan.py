@@ -97,6 +97,24 @@ class Cut:
     def to_json(self) -> dict:
         return asdict(self)
 
+    def features(self) -> frozenset:
+        """The feature kinds this cut is drawn with (as `LoweringPlan.features_used` names them)."""
+        names = {f"function_{self.kind}"}
+        if self.as_value:
+            names.add("function_as_value")
+        if self.kind == "local" and self.captures:
+            names.add("closure_capture")
+        if self.plain:
+            names.add("plain_block")
+        return frozenset(names)
+
+    def simpler(self) -> list[tuple[str, "Cut"]]:
+        """This cut with one of its extras taken off (a plain block, captures, being a value),
+        each with the field it reset, for a reducer to try: what stays is what a failure needs."""
+        fields = self.to_json()
+        options = [("plain", False), ("captures", []), ("as_value", False)]
+        return [(name, Cut(**{**fields, name: plain})) for name, plain in options if fields[name] != plain]
+
 
 @dataclass
 class LoweringPlan:
@@ -150,6 +168,24 @@ class LoweringPlan:
             setattr(p, what, [n for n in getattr(p, what) if n != index])
         return p
 
+    def simpler(self) -> list[tuple[tuple, "LoweringPlan"]]:
+        """Copies with one extra of one choice taken off, for reducers (where `without` drops
+        a whole choice), each with what it took off: a cut's plain block, captures or being a
+        value (("functions", position, field): `Cut.simpler`), one feature of a node that
+        has several (("node_features", node, feature))."""
+        plans = []
+        for i, cut in enumerate(self.functions):
+            for name, simpler in cut.simpler():
+                p = LoweringPlan.from_json(self.to_json())
+                p.functions[i] = simpler
+                plans.append((("functions", i, name), p))
+        for nid, feats in sorted(self.node_features.items()):
+            for feature in feats if len(feats) > 1 else ():
+                p = LoweringPlan.from_json(self.to_json())
+                p.node_features[nid] = [f for f in feats if f != feature]
+                plans.append((("node_features", nid, feature), p))
+        return plans
+
     def renumbered(self, ids: dict[int, int]) -> "LoweringPlan":
         """The plan for a graph whose surviving nodes were renumbered by `ids` (old -> new,
         in order): entries follow their nodes, and those of dropped nodes go."""
@@ -189,20 +225,32 @@ class LoweringPlan:
 
     def features_used(self) -> list[str]:
         """Names of the feature kinds this plan asks for (for statistics)."""
-        names = set()
-        for c in self.functions:
-            names.add(f"function_{c.kind}")
-            if c.as_value:
-                names.add("function_as_value")
-            if c.kind == "local" and c.captures:
-                names.add("closure_capture")
-        if self.plain_nodes or any(c.plain for c in self.functions):
-            names.add("plain_block")
-        for fs in self.node_features.values():
-            names.update(fs)
-        if self.dynamic_params:
-            names.add("dynamic_param")
-        return sorted(names)
+        return sorted(set().union(*(features for _, _, features in self.entries())))
+
+    def entries(self) -> list[tuple[str, int, frozenset]]:
+        """Each choice of the plan as (what, index, its feature kinds), `what` and `index` as
+        `without` takes them (a node's features one entry per node)."""
+        entries = [("functions", i, c.features()) for i, c in enumerate(self.functions)]
+        entries += [("node_features", n, frozenset(fs)) for n, fs in sorted(self.node_features.items())]
+        entries += [("dynamic_params", n, frozenset({"dynamic_param"})) for n in self.dynamic_params]
+        entries += [("plain_nodes", n, frozenset({"plain_block"})) for n in self.plain_nodes]
+        return entries
+
+    def form(self) -> frozenset | None:
+        """The feature kinds of the plan's one choice (a cut, one node's features, ...), the
+        form a failure needs once a reducer left nothing else of the plan; None where it
+        holds no choice or several."""
+        entries = self.entries()
+        return entries[0][2] if len(entries) == 1 else None
+
+    def without_form(self, form: frozenset) -> tuple["LoweringPlan", int]:
+        """A copy without the choices drawn with every feature kind of `form` (a cut holding
+        them is inlined, a node's features dropped), and how many went."""
+        plan, gone = self, 0
+        for what, index, features in reversed(self.entries()):  # positions of cuts stay valid
+            if form <= features:
+                plan, gone = plan.without(what, index), gone + 1
+        return plan, gone
 
 
 def plan_lowering(graph, rng: np.random.Generator, knobs: Knobs | None = None) -> LoweringPlan:

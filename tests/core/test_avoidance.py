@@ -5,15 +5,17 @@ import threading
 import numpy as np
 import pytest
 
-from hirfuzz.campaign.avoidance import AvoidanceSchedule, Construct, construct_of
+from hirfuzz.campaign.avoidance import AvoidanceSchedule, Construct, PlanForm, construct_of
 from hirfuzz.campaign.cases import CaseMaker
 from hirfuzz.campaign.settings import Settings
 from hirfuzz.core.coverage import Coverage
 from hirfuzz.core.generate import GenStats, drawable, generate_graph, single_op_graph
 from hirfuzz.core.passes import load_catalog
+from hirfuzz.core.plan import Cut, LoweringPlan
+from hirfuzz.core.spec import load_specs
 from hirfuzz.dialects import dialect_info
 from hirfuzz.errors import HirfuzzError
-from hirfuzz.protocol import make_config
+from hirfuzz.protocol import AUTODIFF, GRADIENT, make_config
 
 CONFIRMED = {"kind": "crash", "confirmed": True}
 
@@ -39,7 +41,8 @@ def test_no_construct_from_an_unconfirmed_finding_several_ops_or_more_than_the_p
     graph = one_op(specs)
     assert construct_of({"kind": "crash", "confirmed": False}, reduced_case(graph)) is None
     assert construct_of(CONFIRMED, reduced_case(graph, passes=[{"name": "FoldConstant"}])) is None
-    assert construct_of(CONFIRMED, reduced_case(graph, lowering={"plan": {}})) is None
+    two_choices = LoweringPlan(functions=[Cut(1, 1, "local")], dynamic_params=[0]).to_json()
+    assert construct_of(CONFIRMED, reduced_case(graph, lowering={"plan": two_choices})) is None
     assert construct_of(CONFIRMED, reduced_case(graph, lowering={"mutation": {"seed": [0], "count": 1}})) is None
     assert construct_of(CONFIRMED, reduced_case(graph, disruption={"violation": {}})) is None
     two = generate_graph(specs, np.random.default_rng(3), 2, Coverage(), ops=["abs", "negative"], dtypes=["float32"])
@@ -113,3 +116,79 @@ def test_the_schedule_fixes_the_cases_a_seed_generates(specs):
     again.avoidance.restore(avoiding.avoidance.to_json())
     assert [again.make_case(i).graph.to_json() for i in range(14)] == before + [g.to_json() for g in after]
     assert again.gen_stats.avoided_found == avoiding.gen_stats.avoided_found != {}
+
+
+# --- plan forms: a failure that needs one choice of the lowering plan, whatever it computes ---
+
+def test_a_plan_s_choices_have_their_forms_and_one_choice_is_a_form():
+    plan = LoweringPlan(functions=[Cut(1, 2, "global", as_value=True), Cut(3, 3, "local", [2], plain=True)],
+                        node_features={5: ["if_shape", "tuple"]}, dynamic_params=[0])
+    assert [features for _, _, features in plan.entries()] == [
+        {"function_global", "function_as_value"}, {"function_local", "closure_capture", "plain_block"},
+        {"if_shape", "tuple"}, {"dynamic_param"}]
+    assert plan.form() is None and LoweringPlan().form() is None
+    assert LoweringPlan(functions=[Cut(1, 2, "local")]).form() == {"function_local"}
+    # without a form: every choice drawn with all of its kinds goes, the others stay
+    without, gone = plan.without_form(frozenset({"function_as_value"}))
+    assert gone == 1 and [c.kind for c in without.functions] == ["local"] and without.dynamic_params == [0]
+    without, gone = plan.without_form(frozenset({"tuple"}))
+    assert gone == 1 and without.node_features == {} and len(without.functions) == 2
+    assert plan.without_form(frozenset({"if_prim"})) == (plan, 0)
+
+
+def test_a_plan_is_made_simpler_one_extra_at_a_time():
+    plan = LoweringPlan(functions=[Cut(3, 3, "local", [2], as_value=True)], node_features={5: ["if_shape", "tuple"]})
+    simpler = dict(plan.simpler())
+    assert set(simpler) == {("functions", 0, "captures"), ("functions", 0, "as_value"),
+                            ("node_features", 5, "if_shape"), ("node_features", 5, "tuple")}
+    assert simpler[("functions", 0, "as_value")].functions == [Cut(3, 3, "local", [2], as_value=False)]
+    assert simpler[("node_features", 5, "if_shape")].node_features == {5: ["tuple"]}
+    assert LoweringPlan(functions=[Cut(3, 3, "global")]).simpler() == []
+
+
+def test_a_confirmed_one_choice_plan_names_its_form_on_its_target_or_under_its_autodiff(specs):
+    graph = generate_graph(specs, np.random.default_rng(3), 3, Coverage(), ops=["abs", "negative"], dtypes=["float32"])
+    as_value = {"plan": LoweringPlan(functions=[Cut(1, 1, "global", as_value=True)]).to_json()}
+    assert construct_of(CONFIRMED, reduced_case(graph, lowering=as_value)) == PlanForm(
+        ("function_as_value", "function_global"), "llvm")
+    gradient = {"graph": graph.to_json(), "lowering": as_value, "disruption": None,
+                "configs": [{**make_config("debug", "llvm", dialect="relay"), GRADIENT: "float64", AUTODIFF: "higher_order"}]}
+    form = construct_of(CONFIRMED, gradient)
+    assert form == PlanForm(("function_as_value", "function_global"), GRADIENT, "higher_order")
+    assert form.name == "plan[function_as_value+function_global] under higher_order"
+    # with a pass sequence the pass may be what fails: no form
+    assert construct_of(CONFIRMED, reduced_case(graph, passes=[{"name": "LambdaLift"}], lowering=as_value)) is None
+
+
+def test_a_form_under_an_autodiff_leaves_the_plans_of_that_autodiff_s_gradient_cases_alone():
+    """Relay's higher-order autodiff fails on any closure (R34): once that form is avoided,
+    its gradient cases are lowered without closures, the first-order ones and the other
+    cases as drawn, and each plan it took something from is counted; the schedule saves
+    and restores the form."""
+    relay_specs = load_specs(dialect="relay")
+
+    def maker():
+        settings = Settings(seed=3, ops=6, dialect="relay", gradients=0.5, pass_fuzz=False)
+        return CaseMaker(settings, relay_specs, dialect_info("relay"), None)
+
+    plain, avoiding = maker(), maker()
+    closure = PlanForm(("function_local",), GRADIENT, "higher_order")
+    avoiding.avoidance.offer(closure, "findings/0001-crash-x")
+    locals_of = {}
+    for index in range(60):
+        case = avoiding.make_case(index)
+        drawn = plain.make_case(index)
+        has_local = [any(c.kind == "local" for c in LoweringPlan.from_json(x.lowering["plan"]).functions)
+                     for x in (case, drawn)]
+        kind = (avoiding.autodiff(index) if avoiding.gradient_case(index) else "not gradient")
+        locals_of.setdefault(kind, []).append(has_local)
+    assert not any(mine for mine, _ in locals_of["higher_order"])
+    assert any(theirs for _, theirs in locals_of["higher_order"])  # drawn, and taken away
+    for kind in ("first_order", "not gradient"):
+        assert all(mine == theirs for mine, theirs in locals_of[kind]) and any(m for m, _ in locals_of[kind])
+    name = "plan[function_local] under higher_order"
+    assert avoiding.gen_stats.avoided_found[name] == sum(t for _, t in locals_of["higher_order"])
+    again = maker()
+    again.avoidance.restore(avoiding.avoidance.to_json())
+    assert again.avoidance.avoidances == avoiding.avoidance.avoidances
+    assert again.avoidance.avoided_at(5) == {closure}

@@ -21,6 +21,7 @@ from hirfuzz.dialects.relay.gradients import GRADIENT_COMPOSITES, GRADIENT_OPS, 
 from hirfuzz.core.plan import Cut, LoweringPlan
 from hirfuzz.protocol import AUTODIFF, GRADIENT, decode_array
 
+from conftest import run_hirfuzz
 from graph_json import graph_of, op, var
 from relay_env import relay_interpreter, run_in_relay
 
@@ -241,6 +242,29 @@ def test_a_closure_under_the_higher_order_autodiff_is_a_crash_and_its_repro_repr
     assert 'mode="higher_order"' in (tmp_path / REPRO).read_text()
     first_order = judged(relay_campaign, DENSE_TANH, None, lowered_with(Cut(3, 3, "local")))
     assert first_order[2].status is Status.OK
+
+
+def test_a_closure_s_crash_under_the_higher_order_autodiff_is_reduced_to_one_closure_then_avoided(tmp_path):
+    """The closure crash above in a real campaign of gradient cases (seed 1: case 14 holds
+    two closures): its plan is reduced to one closure, a form that fails whatever it
+    computes, so the campaign's later higher-order gradient cases are lowered without
+    closures (the first-order ones and the others keep theirs), and the crash is hit once."""
+    python, env = relay_interpreter()
+    out = tmp_path / "out"
+    proc = run_hirfuzz("--ir", "relay", "--tvm-python", python, "--seed", 1, "--gradients", 1, "--ops", 3,
+                       "--iterations", 40, "--no-pass-fuzz", "--jobs", 1, "--versions", "none", "--no-progress",
+                       "--executors", "vm", "--out", out, env=env)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    [finding] = summary["findings"]
+    assert "ref(Tensor" in finding["message"] and finding["hits"] == 1
+    case = json.loads((out / finding["path"] / "case.json").read_text())
+    assert case["configs"][-1][AUTODIFF] == HIGHER_ORDER
+    assert [c["kind"] for c in case["lowering"]["plan"]["functions"]] == ["local"]  # one closure, nothing else
+    [row] = summary["avoided_constructs"]["constructs"]
+    assert row["construct"] == "plan[function_local] under higher_order" and row["finding"] == finding["path"]
+    assert row["draws_avoided"] >= 1 and row["from_case"] > json.loads((out / finding["path"] / "finding.json").read_text())["case"]
+    assert "plans lowered without it" in (out / "report.md").read_text()
 
 
 def test_relay_gradient_cases_draw_both_autodiffs_and_relax_one():
