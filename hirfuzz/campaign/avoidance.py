@@ -38,7 +38,9 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from ..core.generate import AvoidedAttributes, construct_name
 from ..core.plan import LoweringPlan
+from ..core.attributes import key_roles
 from ..core.targets import target_kind
 from ..errors import HirfuzzError
 from ..protocol import AUTODIFF, GRADIENT
@@ -46,15 +48,25 @@ from ..protocol import AUTODIFF, GRADIENT
 
 @dataclass(frozen=True)
 class Construct:
-    """An op at a dtype that fails on a target kind whatever else the program holds."""
+    """An op at a dtype that fails on a target kind whatever else the program holds; with
+    `roles`, where its attributes hold those (the finding's reduced program needs them:
+    reduction_steps.SimplifyAttributes, named as core.attributes.key_roles names them)."""
     op: str
     dtype: str
     target: str   # the kind of the target its finding failed on (core.targets.TARGET_KINDS)
+    roles: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
-        """As generation statistics count it: ``atan2[float16]``."""
-        return f"{self.op}[{self.dtype}]"
+        """As generation statistics count it: ``atan2[float16]``, ``nn.max_pool2d[float64] with dilation``."""
+        return construct_name(self.op, self.dtype, self.roles)
+
+    def avoided(self):
+        """As generation is given it (cases.avoided_in): an (op, dtype) pair, (GRADIENT, op,
+        dtype) for a gradient's, or, with roles, core.generate.AvoidedAttributes."""
+        if self.roles:
+            return AvoidedAttributes(self.op, self.dtype, self.roles, self.target == GRADIENT)
+        return (self.op, self.dtype) if self.target != GRADIENT else (GRADIENT, self.op, self.dtype)
 
 
 @dataclass(frozen=True)
@@ -95,7 +107,9 @@ class Avoidance:
     from_case: int   # the first case generated without the construct
 
     def to_json(self) -> dict:
-        return {"construct": asdict(self.construct), "finding": self.finding, "from_case": self.from_case}
+        # what a construct leaves unsaid (no roles, no autodiff) is left out, as before either was
+        construct = {k: v for k, v in asdict(self.construct).items() if v not in ((), None)}
+        return {"construct": construct, "finding": self.finding, "from_case": self.from_case}
 
     @classmethod
     def from_json(cls, data: dict) -> "Avoidance":
@@ -103,7 +117,8 @@ class Avoidance:
         if "features" in construct:
             construct = PlanForm(tuple(construct["features"]), construct["target"], construct.get("autodiff"))
         else:
-            construct = Construct(**construct)
+            construct = Construct(construct["op"], construct["dtype"], construct["target"],
+                                  tuple(construct.get("roles", ())))
         return cls(construct, data["finding"], data["from_case"])
 
 
@@ -125,7 +140,8 @@ def construct_of(finding: dict, case: dict) -> Construct | PlanForm | None:
     ops = [node for node in case["graph"]["nodes"] if node["kind"] == "op"]
     if len(ops) != 1:
         return None
-    return Construct(ops[0]["op"], ops[0]["dtype"], target)
+    roles = key_roles((finding.get("extra") or {}).get("needs", {}).get(ops[0]["op"], []))
+    return Construct(ops[0]["op"], ops[0]["dtype"], target, tuple(roles))
 
 
 def saved_constructs(campaign: Path) -> list[tuple[Construct, str]]:
@@ -181,23 +197,23 @@ class AvoidanceSchedule:
             offered, self._offered = self._offered, []
         for construct, finding in offered:
             self._schedule(construct, finding, index)
-        # a gradient finding's construct as (GRADIENT, op, dtype): a gradient case avoids it
-        # (cases.avoided_in); a form as itself (cases.CaseMaker.lowered_without)
-        return frozenset(a.construct if isinstance(a.construct, PlanForm)
-                         else (a.construct.op, a.construct.dtype) if a.construct.target != GRADIENT
-                         else (GRADIENT, a.construct.op, a.construct.dtype)
+        # an op's as Construct.avoided gives it (cases.avoided_in); a form as itself
+        # (cases.CaseMaker.lowered_without)
+        return frozenset(a.construct if isinstance(a.construct, PlanForm) else a.construct.avoided()
                          for a in self.avoidances if a.from_case <= index)
 
     def _schedule(self, construct: Construct | PlanForm, finding: str, index: int):
-        # whether a gradient case has ops left: cases.CaseMaker.drawn_from; a plan without a form is still a plan
-        if construct.target == GRADIENT or isinstance(construct, PlanForm):
+        # whether a gradient case has ops left: cases.CaseMaker.drawn_from; a plan without a
+        # form is still a plan; an op's plainer draws stay where roles are avoided
+        if construct.target == GRADIENT or isinstance(construct, PlanForm) or construct.roles:
             if not any(a.construct == construct for a in self.avoidances):
                 self.avoidances.append(Avoidance(construct, finding, index))
             return
         if any(a.construct == construct for a in self.avoidances) or construct.name in self.kept:
             return
-        avoid = {(a.construct.op, a.construct.dtype) for a in self.avoidances
-                 if isinstance(a.construct, Construct) and a.construct.target != GRADIENT} | {(construct.op, construct.dtype)}
+        avoid = {a.construct.avoided() for a in self.avoidances
+                 if isinstance(a.construct, Construct) and a.construct.target != GRADIENT and not a.construct.roles}
+        avoid.add(construct.avoided())
         if not self.drawable(frozenset(avoid)):
             self.kept[construct.name] = finding
             return

@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.calls import call_records
 from ..core.coverage import Coverage, layered
-from ..core.generate import GenStats, Rejected, drawable, generate_graph
+from ..core.generate import AvoidedAttributes, GenStats, Rejected, drawable, generate_graph
 from ..core.graph import Graph
 from ..core.inputs import choose_inputs
 from ..core.plan import Knobs, LoweringPlan, plan_lowering
@@ -432,9 +432,12 @@ class CaseMaker:
 
 
 def avoided_in(avoid: frozenset, gradient: bool) -> frozenset:
-    """The (op, dtype) pairs a case is drawn without, of those the avoidance schedule gives
-    (campaign.avoidance): a gradient finding's, (GRADIENT, op, dtype), in gradient cases alone."""
+    """The (op, dtype) pairs a case is drawn without, and the op-dtypes it draws only with
+    plainer attributes (core.generate.AvoidedAttributes), of those the avoidance schedule
+    gives (campaign.avoidance): a gradient finding's, (GRADIENT, op, dtype) or one with
+    `gradient` set, in gradient cases alone."""
     pairs = {a for a in avoid if isinstance(a, tuple) and len(a) == 2}
+    pairs |= {a for a in avoid if isinstance(a, AvoidedAttributes) and (gradient or not a.gradient)}
     if gradient:
         pairs |= {(op, dtype) for tag, op, dtype in (a for a in avoid if isinstance(a, tuple) and len(a) == 3)}
     return frozenset(pairs)

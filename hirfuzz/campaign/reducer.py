@@ -31,6 +31,7 @@ from ..errors import HirfuzzError
 from ..core.graph import Graph
 from .outdir import OutputError, append_line, save_folder
 from ..core.passes import describe as describe_passes
+from ..core.attributes import key_roles
 from .report import bug_report
 from .sandbox import Worker, WorkerError
 from .target_independence import judge_target
@@ -289,6 +290,18 @@ def operator_key_on(folder: str, finding: Finding, case) -> str | None:
     return lone_operator_key(failed_in, operators[0].op, construct)
 
 
+def with_needs(key: str | None, state: Finishing, ops: set[str]) -> str | None:
+    """A wrong result's root key with what of `ops`' attributes its reduced program needs
+    (reduction_steps.SimplifyAttributes, as core.attributes.key_roles names them): one
+    operator's two faults, each needing its own attributes (a dilation; a last window past
+    the padding), are two root causes. A crash is keyed on where TVM fails, which says it
+    already."""
+    if key is None or state.finding.kind != "wrong-result":
+        return key
+    needed = [f"{op}[{','.join(key_roles(roles))}]" for op, roles in sorted(state.needs.items()) if op in ops and roles]
+    return f"{key}|needs {' '.join(needed)}" if needed else key
+
+
 def script_limit_s(kind: str, timeout_s: float) -> float:
     """Seconds a finding's script may take alone. A hang is confirmed only if the script
     spends three times the case's limit in CPU time: a build that was merely slow, on a
@@ -429,13 +442,14 @@ class Reduction:
         if state.finding.kind == "crash" and entry is not None and entry.one_root_cause:
             return pass_root_key(failed_in)
         if state.alone is not None:  # an operator of it fails alone: that failure is the root (operator_alone)
-            return self._root_key_on(state.alone.found, state.alone.case)
+            return with_needs(self._root_key_on(state.alone.found, state.alone.case), state, {state.alone.op})
         signature = state.finding.signature
         if state.finding.kind == "wrong-result":
             # the reduced program's own run; a program the reduction could not shrink is its own reduced one
             reduced = "reduce_graph" in state.stats and "kept_unreduced" not in state.finding.extra.get("reduction", {})
             signature = state.reduced_signature or (signature if reduced else None)
-        return self._root_key_on(state.finding, state.case, signature) if signature else None
+        key = self._root_key_on(state.finding, state.case, signature) if signature else None
+        return with_needs(key, state, set(state.needs))
 
     @staticmethod
     def operator_key_of(job: Job, state: Finishing) -> str | None:

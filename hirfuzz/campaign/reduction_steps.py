@@ -30,13 +30,20 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Protocol
 from ..core.finding import Finding
 from ..core.passes import minimise_sequence, stand_ins_for, unmet_requirements
 from ..core.plan import LoweringPlan
+from ..core.attributes import plainer_values, roles_held
+from ..core import expr as E
+from ..core.generate import Rejected, output_types
+from ..core.graph import Graph
 from ..core.reduce import keep_operators, reduce_graph
+from ..core.reference import op_env
+from ..core.targets import target_kinds
 from ..dialects.base import ILL_FORMED_STAGE
 from ..protocol import CHECK_ONLY, lowered_only
 from .oracles import ORACLES, Oracle, definition
 
 if TYPE_CHECKING:
     from .cases import Case
+    from .reduction_budget import FindingBudget
     from .reduction_host import ReductionHost
     from .settings import Settings
 
@@ -53,6 +60,7 @@ class Reduction(Protocol):
     successes, and what it reads of the campaign."""
     host: "ReductionHost"
     s: "Settings"
+    budget: "FindingBudget"  # its ran_out_in: where the finding's trials ran out (None: they did not)
 
     def finding_of(self, case: "Case") -> Finding | None: ...
     def failed_alike(self, found: Finding | None, signature: str, oracle_may_change: bool = False) -> bool: ...
@@ -80,6 +88,9 @@ class Finishing:
     whole: bool = False            # no configuration alone killed the worker: the case keeps all of them
     reduced_signature: str | None = None  # the signature the reduced program's own run had (Confirm)
     alone: "OperatorAlone | None" = None  # the operator whose failure alone is the finding's (BlameOperatorAlone)
+    # per operator of the reduced program whose attributes were made plainer, the roles of
+    # those it needs (SimplifyAttributes): a wrong result's root key names them
+    needs: dict[str, list[str]] = field(default_factory=dict)
     stats: dict[str, StepStats] = field(default_factory=dict)  # the steps that ran, in order
 
 
@@ -368,6 +379,118 @@ class ShrinkPlan(Step):
         return case
 
 
+def with_attribute(graph: Graph, node_id: int, name: str, value, spec, target_kinds) -> Graph | None:
+    """The graph with one attribute of an operator set to `value`, its results' types as the
+    spec gives them; None where the spec's constraints or a target exclusion turn the value
+    down, or where a result's type changes and another operator reads it."""
+    node = graph.nodes[node_id]
+    env = {**op_env(spec, node, graph), name: value}
+    try:
+        constraints = [*(spec.solve.constraints if spec.solve is not None else ()), *spec.constraints]
+        if not all(c(env) for c in constraints):
+            return None
+        if any(x.when is not None and x.covers_dtype(node.dtype) and x.when(env) for x in spec.exclusions(target_kinds)):
+            return None
+        outputs = output_types(spec, env, node.dtype)
+    except (E.ExprError, Rejected):
+        return None
+    read = any(ref.node == node_id for other in graph.operators for ref in other.input_refs())
+    if outputs != list(node.outputs) and read:
+        return None
+    changed = Graph.from_json(graph.to_json())
+    changed.nodes[node_id].attrs[name] = value
+    changed.nodes[node_id].outputs = outputs
+    return changed
+
+
+def plainest_failing(reduction: "Reduction", case: "Case", signature: str) -> "Case":
+    """The case with each attribute of its operators set to its plainest value where it still
+    fails alike (core.attributes.plainer_values: a window's kernel, stride and dilation 1,
+    its padding 0, a flag False), round after round while one is taken (a padding must fall
+    before the kernel it stays below)."""
+    kinds = target_kinds(reduction.s.targets)
+    needed: set[tuple[int, str]] = set()
+    taken = True
+    while taken:  # each round takes one attribute plainer, or ends
+        taken = False
+        for node in case.graph.operators:
+            spec = reduction.host.specs.ops[node.op]
+            for name, value in plainer_values(spec, node.attrs).items():
+                if (node.id, name) in needed:
+                    continue
+                graph = with_attribute(case.graph, node.id, name, value, spec, kinds)
+                trial = reduction.variant(case, graph=graph) if graph is not None else None
+                if trial is not None and reduction.fails_alike(trial, signature):
+                    case, taken = trial, True
+                    break
+                if graph is not None:  # a value the spec turns down may be allowed once another falls
+                    needed.add((node.id, name))
+            if taken:
+                break
+    return case
+
+
+def _note_needs(reduction: "Reduction", state: Finishing, case: "Case"):
+    """What of their attributes the operators of `case`, made plainest, need (state.needs;
+    finding.json's extra.needs)."""
+    for node in case.graph.operators:
+        state.needs[node.op] = sorted(roles_held(reduction.host.specs.ops[node.op], node.attrs))
+    needs = {op: roles for op, roles in state.needs.items() if roles}
+    if needs:
+        state.finding.extra["needs"] = needs
+
+
+def _has_plainer(reduction: "Reduction", case: "Case") -> bool:
+    return any(plainer_values(reduction.host.specs.ops[n.op], n.attrs) for n in case.graph.operators)
+
+
+class SimplifyAttributes(Step):
+    """Each attribute of the reduced program's operators made plainest where the failure
+    holds (plainest_failing). What stays is what the failure needs: the reproducer shows
+    only that, and a wrong result's root key names it (state.needs), so two faults of one
+    operator are two findings: Relay's max_pool2d gradient with a dilation and past its
+    last window (bench24 relay-now 0016, R33 merged into R27 when keyed on the operator
+    alone). Where the finding's budget runs out on the way, what was tried is kept but the
+    needs are not said (AttributesNeeded says them for a wrong result)."""
+    name = "simplify_attributes"
+    budgeted = True
+    MOST_OPERATORS = 3  # a larger program's attributes cost more trials than they tell
+
+    def applies(self, reduction, state):
+        return (state.case.disruption is None and len(state.case.graph.operators) <= self.MOST_OPERATORS
+                and _has_plainer(reduction, state.case))
+
+    def run(self, reduction, state):
+        case = plainest_failing(reduction, state.case, state.finding.signature)
+        if reduction.budget.ran_out_in is None:  # a trial refused is no answer
+            _note_needs(reduction, state, case)
+        return case
+
+
+class AttributesNeeded(Step):
+    """What a wrong result's keyed program needs of its attributes, where SimplifyAttributes
+    did not say: the operator it is keyed as alone (OperatorBlame), or a program whose
+    budget ran out. Not budgeted, as OperatorBlame is not: a key without them would split
+    one fault in two (TVM 0.27's exclusive cumsum gradient, keyed once with and once
+    without, where a reduction cut at one trial kept four operators)."""
+    name = "attributes_needed"
+
+    def applies(self, reduction, state):
+        keyed = state.alone.case if state.alone is not None else state.case
+        ops = keyed.graph.operators
+        return (state.finding.kind == "wrong-result" and keyed.disruption is None
+                and len(ops) <= SimplifyAttributes.MOST_OPERATORS
+                and any(n.op not in state.needs for n in ops) and _has_plainer(reduction, keyed))
+
+    def run(self, reduction, state):
+        if state.alone is not None:  # the finding keeps its program; its key is the operator's alone
+            _note_needs(reduction, state, plainest_failing(reduction, state.alone.case, state.alone.found.signature))
+            return state.case
+        case = plainest_failing(reduction, state.case, state.finding.signature)
+        _note_needs(reduction, state, case)
+        return case
+
+
 class Confirm(Step):
     """The reduced case run once more: its message and detail become the finding's (the
     first program's "result 9 (cumsum:uint32)" the reduced one may not even have). Where
@@ -518,9 +641,9 @@ class BlameGradientOperatorAlone(OperatorBlame):
 ISOLATING: tuple[Step, ...] = (IsolateConfig(), DropPasses(), MinimisePasses(), StandIn())
 # then, with --reduce, on the isolated case (not a hang's: each trial would cost a time-out;
 # not a disruptive one's, tied to its graph's node numbering)
-REDUCING: tuple[Step, ...] = (ReduceGraph(), DropLowering(), ShrinkPlan(), Confirm())
-# then, on the finished case of a crash or a wrong gradient, what it is keyed as
-KEYING: tuple[Step, ...] = (BlameOperatorAlone(), BlameGradientOperatorAlone())
+REDUCING: tuple[Step, ...] = (ReduceGraph(), DropLowering(), ShrinkPlan(), SimplifyAttributes(), Confirm())
+# then, on the finished case of a crash or a wrong result, what it is keyed as
+KEYING: tuple[Step, ...] = (BlameOperatorAlone(), BlameGradientOperatorAlone(), AttributesNeeded())
 STEPS = ISOLATING + REDUCING + KEYING
 
 

@@ -29,6 +29,7 @@ from . import expr as E
 from .coverage import Coverage
 from .graph import Graph, Node, Ref, TensorType
 from .inputs import declared_domain, draw, not_finite, slot_domain, within
+from .attributes import holds_roles, roles_held
 from .reference import TensorInfo, op_env, overflow_undefined, run_op
 from .solve import solve
 from ..errors import HirfuzzError
@@ -60,10 +61,28 @@ FOUND = "found"  # Excluded.target of an AvoidedConstruct: the campaign's findin
 
 
 class AvoidedConstruct(Excluded):
-    """The insertion is an op-dtype a confirmed finding of the campaign fails on alone."""
+    """The insertion is an op-dtype a confirmed finding of the campaign fails on alone
+    (with `roles`: where its attributes hold those roles, AvoidedAttributes)."""
 
-    def __init__(self, op: str, dtype: str):
-        super().__init__(FOUND, f"{op}[{dtype}]", "a confirmed finding fails on it alone")
+    def __init__(self, op: str, dtype: str, roles: tuple[str, ...] = ()):
+        super().__init__(FOUND, construct_name(op, dtype, roles), "a confirmed finding fails on it alone")
+
+
+def construct_name(op: str, dtype: str, roles: tuple[str, ...] = ()) -> str:
+    """An avoided construct as statistics count it: ``atan2[float16]``, ``nn.max_pool2d[float64] with dilation``."""
+    return f"{op}[{dtype}]" + (f" with {'+'.join(roles)}" if roles else "")
+
+
+@dataclass(frozen=True)
+class AvoidedAttributes:
+    """An op at a dtype not inserted where its attributes hold every role of `roles` at
+    more than their plainest (core.attributes.holds_roles): a confirmed finding fails on it so,
+    alone, and needs those (a max_pool2d gradient's dilation); its other draws stay, so
+    another fault of the op can still be met. `gradient`: in gradient cases alone."""
+    op: str
+    dtype: str
+    roles: tuple[str, ...]
+    gradient: bool = False
 
 
 DEFAULT_TARGETS = ("llvm",)
@@ -251,7 +270,8 @@ class GraphBuilder:
             if not c(env):
                 raise Rejected(f"constraint '{c.text}' fails")
         self._check_conditional_exclusions(spec, dtype, env)
-        outputs = self._outputs(spec, env, dtype)
+        self._check_avoided_attributes(spec, dtype, env)
+        outputs = output_types(spec, env, dtype)
         attrs = {k: env[k] for k in list(spec.attrs) + (list(spec.solve.vars) if spec.solve else [])}
         ins = Insertion(spec.name, dtype, inputs, attrs, outputs, env=env)
         for tmp, slot in leaf_slots:
@@ -266,6 +286,13 @@ class GraphBuilder:
         for exclusion in spec.exclusions(self.target_kinds):
             if exclusion.when is not None and exclusion.covers_dtype(dtype) and exclusion.when(env):
                 raise Excluded(exclusion.target, exclusion.describe(spec.name, dtype), exclusion.error)
+
+    def _check_avoided_attributes(self, spec, dtype: str, env: dict):
+        """Turn the node down where its attributes hold what an avoided construct needs."""
+        for avoided in self.avoid:
+            if (isinstance(avoided, AvoidedAttributes) and (avoided.op, avoided.dtype) == (spec.name, dtype)
+                    and holds_roles(roles_held(spec, env), avoided.roles)):
+                raise AvoidedConstruct(spec.name, dtype, avoided.roles)
 
     def _anchored(self, dtype: str, ok) -> Ref:
         """The anchor as the first input, where it fits (its dtype, the spec's constraints)."""
@@ -284,20 +311,6 @@ class GraphBuilder:
                 raise Rejected("no attribute values satisfy the constraints")
             env.update(values)
             bound.update(values)
-
-    def _outputs(self, spec, env: dict, dtype: str) -> list[TensorType]:
-        out_dtype = spec.out_dtype(env) if spec.out_dtype is not None else dtype
-        if spec.out_shapes is not None:
-            shapes = spec.out_shapes(env)
-        elif spec.out_shape is not None:
-            shapes = [spec.out_shape(env)]
-        else:
-            shapes = [env[spec.inputs[0].name].shape]
-        outs = [TensorType(tuple(int(d) for d in s), str(out_dtype)) for s in shapes]
-        for t in outs:
-            if any(d < 1 for d in t.shape) or int(np.prod(t.shape)) > MAX_NUMEL:
-                raise Rejected(f"output shape {t.shape} out of bounds")
-        return outs
 
     def extend_witness(self, ins: Insertion, force: bool = False):
         """Draw the new leaves (constants' values, variables' witnesses) and compute the op's
@@ -466,6 +479,23 @@ class GenStats:
         self.gradient_cases += other.gradient_cases
         for reason, n in other.gradient_skipped.items():
             self.gradient_skipped[reason] = self.gradient_skipped.get(reason, 0) + n
+
+
+def output_types(spec, env: dict, dtype: str) -> list[TensorType]:
+    """The types an op's spec gives its results in `env` (its inputs and attributes);
+    Rejected where one is empty or larger than MAX_NUMEL."""
+    out_dtype = spec.out_dtype(env) if spec.out_dtype is not None else dtype
+    if spec.out_shapes is not None:
+        shapes = spec.out_shapes(env)
+    elif spec.out_shape is not None:
+        shapes = [spec.out_shape(env)]
+    else:
+        shapes = [env[spec.inputs[0].name].shape]
+    outs = [TensorType(tuple(int(d) for d in s), str(out_dtype)) for s in shapes]
+    for t in outs:
+        if any(d < 1 for d in t.shape) or int(np.prod(t.shape)) > MAX_NUMEL:
+            raise Rejected(f"output shape {t.shape} out of bounds")
+    return outs
 
 
 def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Coverage,

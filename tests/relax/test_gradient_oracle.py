@@ -196,7 +196,9 @@ def test_a_wrong_gradient_cut_short_is_keyed_as_its_operator_alone_and_joins_one
     finding = json.loads((out / row["path"] / "finding.json").read_text())
     assert finding["confirmed"] and finding["extra"]["ops"] > 1  # the program as reduced, not the cumsum alone
     assert finding["extra"]["keyed_as"]["operator"] == "cumsum"
-    assert finding["extra"]["root_key"] == "root|wrong-result|gradient|values|cumsum"
+    # keyed with what the cumsum alone needs of its attributes (attributes_needed): exclusive
+    assert finding["extra"]["root_key"] == "root|wrong-result|gradient|values|cumsum|needs cumsum[exclusive]"
+    assert finding["extra"]["needs"] == {"cumsum": ["exclusive"]}
     assert len(finding["extra"]["merged"]) >= 1
     report = (out / row["path"] / "bug-report.md").read_text()
     assert "**Likely root:** `cumsum` alone: its gradient is wrong" in report

@@ -48,3 +48,44 @@ def test_a_pass_failure_beside_another_crash_is_filed_as_the_pass_failure(tmp_pa
     for script in (folder / "check.py", folder / "original" / "repro.py"):
         header = script.read_text().split('"""')[1]
         assert "type inference pass was unable to infer a type" in header and "DynamicToStatic" in header, header
+
+
+FAULTS = Path(__file__).parent / "data" / "max_pool2d_gradient_faults.json"
+
+
+def test_two_faults_of_one_operator_s_gradient_are_two_findings_each_with_the_attributes_it_needs(tmp_path):
+    """TVM 0.19's max_pool2d gradient is wrong with a dilation, and apart from that on a
+    window reaching past the input into its padding (the Relay reader's R27 and R33). Keyed
+    on the operator alone they were one finding (bench24: R33 merged into R27). Each
+    attribute made plain where the failure holds, what stays is what each needs: a dilation,
+    or only a window's sizes; the root keys name that, and two findings are filed, each
+    reproducer with the plainest attributes."""
+    out = tmp_path / "out"
+    args = ["--iterations", 1, "--ops", 2, "--only-ops", "abs", "--no-pass-fuzz", "--jobs", 1, "--seed", 3,
+            "--versions", "none", "--out", out]
+    first = relay_campaign(*args)
+    assert first.returncode == 0, first.stderr
+    for name, saved in json.loads(FAULTS.read_text())["findings"].items():
+        pending = out / "pending" / f"wrong-result-{name}"
+        pending.mkdir(parents=True)
+        (pending / "finding.json").write_text(json.dumps(saved["finding"]))
+        (pending / "case.json").write_text(json.dumps(saved["case"]))
+        (pending / "log.txt").write_text("")
+    resumed = relay_campaign(*args)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert len(summary["findings"]) == 2 and summary["unconfirmed"] == [], summary
+    keys = {}
+    for row in summary["findings"]:
+        finding = json.loads((out / row["path"] / "finding.json").read_text())
+        [node] = [n for n in json.loads((out / row["path"] / "case.json").read_text())["graph"]["nodes"]
+                  if n["kind"] == "op"]
+        assert node["op"] == "nn.max_pool2d" and not node["attrs"]["ceil_mode"]
+        needs = finding["extra"]["needs"]["nn.max_pool2d"]
+        keys[finding["extra"]["root_key"].split("|needs ")[1]] = (needs, node["attrs"])
+        assert finding["extra"]["reduction"]["steps"]["simplify_attributes"]["successes"] >= 1
+    assert set(keys) == {"nn.max_pool2d[dilation]", "nn.max_pool2d[window]"}, keys
+    dilated, dilated_attrs = keys["nn.max_pool2d[dilation]"]
+    assert "dilation" in dilated and (dilated_attrs["dh"], dilated_attrs["dw"]) != (1, 1)
+    window, window_attrs = keys["nn.max_pool2d[window]"]
+    assert "dilation" not in window and (window_attrs["dh"], window_attrs["dw"]) == (1, 1)
