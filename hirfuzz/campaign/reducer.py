@@ -453,7 +453,12 @@ class Reduction:
 
     @staticmethod
     def operator_key_of(job: Job, state: Finishing) -> str | None:
-        """The finished finding's second root key (operator_key_on)."""
+        """The finished finding's second root key (operator_key_on): its operator's alone,
+        where one fails alone as it does (OperatorBlame), else its reduced program's. A
+        finding keyed as stack alone and one reduced to stack share it, whatever their
+        messages (bench24 relax-now 0003, a death, and 0015, ConvertLayout's raise)."""
+        if state.alone is not None:
+            return operator_key_on(job.folder, state.alone.found, state.alone.case)
         return operator_key_on(job.folder, state.finding, state.case)
 
     @staticmethod

@@ -20,9 +20,10 @@ from importlib import resources
 
 import yaml
 
+from ..core.attributes import key_roles
 from ..dialects import dialect_info, dialect_infos
 from ..core.targets import target_kind, target_label
-from ..protocol import GRADIENT_PASS, describe_config
+from ..protocol import GRADIENT_PASS, describe_config, short_op_reprs
 from .oracles import Oracle, definition
 
 TITLE_WIDTH = 100
@@ -201,12 +202,13 @@ def _first_sentence(text: str) -> str:
 
 def full_error(message_error: str, detail: str) -> str:
     """The whole error a finding's message starts (messages are cut at about 300
-    characters): its lines in the traceback, up to the blank line that ends them."""
+    characters): its lines in the traceback, up to the blank line that ends them, an op
+    named as the message names it (protocol.short_op_reprs)."""
     _, core = split_exception(message_error.strip())
     probe = core[:60]
     if not probe or not detail:
         return message_error
-    lines = detail.splitlines()
+    lines = short_op_reprs(detail).splitlines()
     for i, line in enumerate(lines):
         if split_exception(line.strip())[1].startswith(probe):
             block = [line.strip()]
@@ -270,16 +272,19 @@ def _named_in(name: str, error: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", error) is not None
 
 
-def _ops(graph, error: str = "") -> str:
+def _ops(graph, error: str = "", needs: dict | None = None) -> str:
     """The reduced program's operators: "min (float32)" for one, "sum, add and tanh" for
-    more, those TVM's `error` names first (the program's others may only feed them)."""
+    more, those TVM's `error` names first (the program's others may only feed them); one
+    with what it needs of its attributes beyond a window's sizes (finding.json's
+    extra.needs): "nn.max_pool2d (float64) with dilation"."""
     if graph is None or not graph.operators:
         return ""
     nodes = graph.operators
     names = list(dict.fromkeys(n.op for n in nodes))
     names.sort(key=lambda name: not _named_in(name, error))
     if len(names) == 1 and len({n.dtype for n in nodes}) == 1:
-        return f"{names[0]} ({nodes[0].dtype})"
+        roles = [r for r in key_roles((needs or {}).get(names[0], [])) if r != "window"]
+        return f"{names[0]} ({nodes[0].dtype})" + (f" with {', '.join(roles)}" if roles else "")
     shown = names[:3] if len(names) <= 3 else names[:2] + [f"{len(names) - 2} more"]
     return ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
 
@@ -378,7 +383,7 @@ def _values(finding: dict, graph, plan: dict | None, dialect: str, situation_: S
     result = _RESULT.search(finding["message"])
     if result and graph is not None and graph.operators and result.group(1) not in {n.op for n in graph.operators}:
         result = None  # a result site of the program as generated: the reduced one has no such operator
-    values = {"pass": _subject(finding, dialect), "ops": _ops(graph, finding["message"]),
+    values = {"pass": _subject(finding, dialect), "ops": _ops(graph, finding["message"], finding.get("extra", {}).get("needs")),
               "features": _join(plan_features(plan, dialect)),
               "op": violation.get("op") or (result.group(1) if result else ""),
               "dtype": result.group(2) if result else violation.get("dtype", ""),

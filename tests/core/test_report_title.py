@@ -227,6 +227,12 @@ SITUATIONS = [
       "message": "the gradient of sum(main's float results) differs: x0's gradient has shape [2, 1], its parameter "
                  "[2] under its autodiff, built on llvm", "extra": {"config": CONFIG}},
      Situation.WRONG_GRADIENT, "[Bug][Relax] the gradient of cumsum (uint32) has the wrong shape"),
+    # with what its operator needs of its attributes (reduction_steps.SimplifyAttributes), a
+    # window's sizes left unsaid
+    ({"kind": "wrong-result", "oracle": "gradient", "stage": "run", "signature": "wrong-result|gradient|values|cumsum",
+      "message": "the gradient of sum(main's float results) differs: x0's gradient differs from finite differences",
+      "extra": {"config": CONFIG, "needs": {"cumsum": ["exclusive"]}}},
+     Situation.WRONG_GRADIENT, "[Bug][Relax] the gradient of cumsum (uint32) with exclusive differs from finite differences"),
     # the gradient oracle's crash in its pass: the dialect's autodiff pass is the subject
     ({"kind": "crash", "oracle": "gradient", "stage": "passes", "message": "InternalError: partials number != "
       "inputs number under its autodiff, built on llvm",

@@ -9,10 +9,11 @@ import threading
 from hirfuzz.campaign.coordinator import Campaign, Settings
 from hirfuzz.campaign.oracles import Oracle, definition
 from hirfuzz.campaign.reducer import _PREFIXES, Job, Reduction
-from hirfuzz.campaign.reduction_steps import Finishing
+from hirfuzz.campaign.reduction_steps import Finishing, OperatorAlone
 from hirfuzz.core.finding import (Finding, crash_signature, ill_formed_signature, lone_operator_key, root_key,
                                   stale_type_carrier, tvm_python_frame)
 from hirfuzz.core.spec import load_specs
+from hirfuzz.protocol import make_config
 from graph_json import graph_of, op, var
 
 TRACE = 'File "/tvm/src/relax/transform/fuse_tir.cc", line 12, in tvm::relax::FuseTIR::Run\n'
@@ -618,3 +619,28 @@ def test_a_wrong_loss_of_one_operator_joins_that_operators_wrong_result(tmp_path
     loss = gradient("loss")
     assert loss.extra["operator_key"] == forward.extra["root_key"]
     assert campaign.tables.join_root(loss, loss.signature, {"repro.py": ""}) and forward.hits == 2
+
+
+def test_a_finding_keyed_as_its_operator_alone_has_that_operator_s_lone_key(tmp_path):
+    """A pass's failure whose reduced program kept several operators, one of which fails the
+    pass alone (OperatorBlame's state.alone), gets that operator's lone-operator key as its
+    second key, as a finding reduced to the operator has: bench24 relax-now 0015 (keyed as
+    stack, ConvertLayout's raise) and 0003 (stack alone, a SIGFPE) were two findings."""
+    campaign = Campaign(Settings(out=str(tmp_path / "out"), iterations=0), load_specs(), progress=False)
+    stack_abs = graph_of(var(0, [2, 3]), var(1, [2, 3]), op(2, "stack", [[0, 0], [[1, 0]]], [2, 2, 3], {"axis": 0}),
+                         op(3, "abs", [[2, 0]], [2, 2, 3]))
+    stack = graph_of(var(0, [2, 3]), var(1, [2, 3]), op(2, "stack", [[0, 0], [[1, 0]]], [2, 2, 3], {"axis": 0}))
+    config = make_config("vm", "llvm", passes=[{"name": "ConvertLayout"}])
+    case = campaign.maker.make_case(0, graph=stack_abs, lowering={}, configs=[config])
+    alone = campaign.maker.make_case(0, graph=stack, lowering={}, configs=[config])
+
+    def raised(ops) -> Finding:
+        return Finding(kind="crash", oracle="pass-order", stage="passes", case=0,
+                       signature=f"pass-order|crash|passes|InternalError||basic_string::replace ({ops})",
+                       message="basic_string::replace", extra={"failed_pass": "ConvertLayout", "config": config})
+    finding = raised("stack,abs")
+    state = Finishing(finding, case)
+    job = Job("findings", None, finding, "", "key", finding.signature)
+    assert Reduction.operator_key_of(job, state) is None  # two operators: no lone key of its own
+    state.alone = OperatorAlone("stack", raised("stack"), alone)
+    assert Reduction.operator_key_of(job, state) == "root|pass-operator|ConvertLayout|stack"
