@@ -37,7 +37,7 @@ from ..protocol import CHECK_ONLY, encode_array, lowered_only, make_config
 from .avoidance import AvoidanceSchedule, PlanForm, without_forms
 from .coverage_ledger import CoverageLedger
 from .oracles import ORACLE_FIELD, ORACLES, Oracle
-from .oracles.gradient import GRADIENT_DTYPE, why_not_differentiable
+from .oracles.gradient import GRADIENT_DTYPE, OUTSIDE_CONTRACT, why_not_differentiable
 
 if TYPE_CHECKING:
     from .settings import Settings
@@ -135,6 +135,7 @@ class CaseMaker:
         # the terms of the dialect's autodiff, where gradient cases are drawn (--gradients)
         self.gradient_support = info.gradient_support() if settings.gradients > 0 else None
         self.differentiable = self.differentiable_ops()
+        self.contract_avoided = self.gradient_contract_avoided()
         # the input dtypes passes of the catalog document (core.passes.input_contract_unmet):
         # a share of cases is drawn in them, where such a pass is judged (contract_dtypes)
         self.contracts = sorted({e.input_dtypes for e in self.sequence_passes() if e.input_dtypes})
@@ -194,7 +195,7 @@ class CaseMaker:
             graph = generate_graph(self.specs, self.case_rng(index, Stream.GRAPH), n_ops, coverage,
                                    guided=self.s.guided, ops=ops, dtypes=dtypes, stats=stats,
                                    direction=direction, targets=self.target_kinds,
-                                   avoid=avoided_in(avoid, gradient))
+                                   avoid=avoided_in(avoid, gradient) | (self.contract_avoided if gradient else set()))
         gen_ms = (time.perf_counter() - t0) * 1000
         t_inputs = time.perf_counter()
         # inputs have their own stream per case, so the graphs depend on the seed alone (a
@@ -241,6 +242,17 @@ class CaseMaker:
         selected = set(self.s.only_ops or self.specs.names())
         return [n for n in self.gradient_support.gradient_specs(self.specs)
                 if n in selected and GRADIENT_DTYPE in self.specs.ops[n].dtypes]
+
+    def gradient_contract_avoided(self) -> frozenset:
+        """What a gradient case draws its ops without, as the autodiff's contract leaves it
+        out (its CONTRACT_ROLES: Relax's dilated pools, whose backward TVM does not legalize);
+        its graph would otherwise be no gradient case at all (why_not_differentiable)."""
+        if not self.differentiable:
+            return frozenset()
+        roles = self.gradient_support.CONTRACT_ROLES
+        return frozenset(AvoidedAttributes(name, GRADIENT_DTYPE, roles[self.specs.ops[name].dialect_op], gradient=True,
+                                           outside=OUTSIDE_CONTRACT)
+                         for name in self.differentiable if self.specs.ops[name].dialect_op in roles)
 
     def sequence_passes(self) -> list:
         """The catalog entries a case's pass sequences hold: the pinned sequence's (--pass-seq),

@@ -83,6 +83,9 @@ class AvoidedAttributes:
     dtype: str
     roles: tuple[str, ...]
     gradient: bool = False
+    # why it is not drawn where it is not a finding's: the autodiff's contract leaves it out
+    # (campaign.cases.CaseMaker.contract_avoided); counted as a target's exclusions are
+    outside: str = ""
 
 
 DEFAULT_TARGETS = ("llvm",)
@@ -292,6 +295,8 @@ class GraphBuilder:
         for avoided in self.avoid:
             if (isinstance(avoided, AvoidedAttributes) and (avoided.op, avoided.dtype) == (spec.name, dtype)
                     and holds_roles(roles_held(spec, env), avoided.roles)):
+                if avoided.outside:
+                    raise Excluded(avoided.outside, construct_name(spec.name, dtype, avoided.roles), avoided.outside)
                 raise AvoidedConstruct(spec.name, dtype, avoided.roles)
 
     def _anchored(self, dtype: str, ok) -> Ref:

@@ -78,3 +78,28 @@ def test_generation_draws_an_op_only_without_what_an_avoided_construct_needs_of_
                                dtypes=["float32"])
         dilated |= {(n.attrs["dh"], n.attrs["dw"]) for n in graph.operators if n.op == "nn.max_pool2d"}
     assert dilated - {(1, 1)}  # drawn without the avoidance
+
+
+def test_gradient_cases_draw_no_op_with_what_the_autodiff_s_contract_leaves_out():
+    """Relax's pool backward is not legalized with a dilation, Relay's conv2d backward does
+    not build with one (their CONTRACT_ROLES): a gradient case drew them all the same and was
+    then no gradient case at all. Gradient cases draw them undilated, counted as excluded by
+    the contract; other cases still draw dilations."""
+    from hirfuzz.campaign.cases import CaseMaker
+    from hirfuzz.campaign.oracles.gradient import OUTSIDE_CONTRACT, why_not_differentiable
+    from hirfuzz.campaign.settings import Settings
+    from hirfuzz.core.spec import load_specs
+    from hirfuzz.dialects import dialect_info
+
+    for dialect, ops in (("relax", {"nn.max_pool2d", "nn.avg_pool2d"}), ("relay", {"nn.conv2d"})):
+        maker = CaseMaker(Settings(seed=12, ops=12, gradients=0.5, pass_fuzz=False, dialect=dialect),
+                          load_specs(dialect=dialect), dialect_info(dialect), None)
+        dilated = {True: 0, False: 0}
+        for index in range(120):
+            case = maker.make_case(index)
+            gradient = maker.gradient_case(index)
+            dilated[gradient] += sum((n.attrs["dh"], n.attrs["dw"]) != (1, 1) for n in case.graph.operators if n.op in ops)
+            if gradient:
+                assert "dilation" not in (why_not_differentiable(case.graph, maker.gradient_support) or "")
+        assert dilated == {True: 0, False: dilated[False]} and dilated[False] > 0, (dialect, dilated)
+        assert set(maker.gen_stats.avoided[OUTSIDE_CONTRACT]) == {f"{op}[float64] with dilation" for op in ops}

@@ -109,6 +109,9 @@ class GradientOracle(OracleDefinition):
         return f"{ROOT}|wrong-result|{Oracle.REFERENCE.value}|{target}|{result_site(case, 0)}"
 
 
+OUTSIDE_CONTRACT = "outside the autodiff's contract"
+
+
 def why_not_judged(case, gradients) -> str | None:
     """Why a case's gradient configuration is not judged (None: it is); `gradients`: the
     dialect's autodiff terms (DialectInfo.gradient_support; None: it has none)."""
@@ -130,7 +133,7 @@ def why_not_differentiable(graph, gradients) -> str | None:
         return "no float variable or result"
     why = gradients.outside_contract(graph)
     if why:
-        return f"outside the autodiff's contract: {why}"
+        return f"{OUTSIDE_CONTRACT}: {why}"
     if sum(int(np.prod(n.type.shape, dtype=np.int64)) for n in variables) > MAX_ELEMENTS:
         return f"more than {MAX_ELEMENTS} float input elements"
     return None
