@@ -245,11 +245,17 @@ class LoweringPlan:
 
     def without_form(self, form: frozenset) -> tuple["LoweringPlan", int]:
         """A copy without the choices drawn with every feature kind of `form` (a cut holding
-        them is inlined, a node's features dropped), and how many went."""
+        them is inlined, a node's features of the form dropped, its others kept), and how
+        many went."""
         plan, gone = self, 0
         for what, index, features in reversed(self.entries()):  # positions of cuts stay valid
-            if form <= features:
-                plan, gone = plan.without(what, index), gone + 1
+            if not form <= features:
+                continue
+            gone += 1
+            kept = sorted(features - form) if what == "node_features" else []
+            plan = plan.without(what, index)
+            if kept:
+                plan.node_features[index] = [f for f in self.node_features[index] if f in kept]
         return plan, gone
 
 

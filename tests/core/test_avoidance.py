@@ -131,8 +131,10 @@ def test_a_plan_s_choices_have_their_forms_and_one_choice_is_a_form():
     # without a form: every choice drawn with all of its kinds goes, the others stay
     without, gone = plan.without_form(frozenset({"function_as_value"}))
     assert gone == 1 and [c.kind for c in without.functions] == ["local"] and without.dynamic_params == [0]
-    without, gone = plan.without_form(frozenset({"tuple"}))
-    assert gone == 1 and without.node_features == {} and len(without.functions) == 2
+    without, gone = plan.without_form(frozenset({"tuple"}))  # the node's If stays
+    assert gone == 1 and without.node_features == {5: ["if_shape"]} and len(without.functions) == 2
+    without, gone = plan.without_form(frozenset({"tuple", "if_shape"}))
+    assert gone == 1 and without.node_features == {}
     assert plan.without_form(frozenset({"if_prim"})) == (plan, 0)
 
 
