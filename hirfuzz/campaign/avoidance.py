@@ -125,7 +125,8 @@ class Avoidance:
 def construct_of(finding: dict, case: dict) -> Construct | PlanForm | None:
     """The construct a finding (its finding.json) names by its reduced case (its case.json),
     or None: unconfirmed, a disruptive case, a failure that needs a pass sequence or a
-    mutant, several operators with no plan, or a plan of several choices."""
+    mutant, several operators with no plan (unless it is keyed as one of them alone:
+    extra.keyed_as, a wrong gradient's), or a plan of several choices."""
     if not finding.get("confirmed") or case.get("disruption"):
         return None
     lowering = case.get("lowering") or {}
@@ -137,10 +138,16 @@ def construct_of(finding: dict, case: dict) -> Construct | PlanForm | None:
     if "plan" in lowering:
         form = LoweringPlan.from_json(lowering["plan"]).form()
         return PlanForm(tuple(sorted(form)), target, config.get(AUTODIFF)) if form else None
+    extra = finding.get("extra") or {}
     ops = [node for node in case["graph"]["nodes"] if node["kind"] == "op"]
-    if len(ops) != 1:
+    alone = (extra.get("keyed_as") or {}).get("operator")
+    if len(ops) != 1 and alone is None:
         return None
-    roles = key_roles((finding.get("extra") or {}).get("needs", {}).get(ops[0]["op"], []))
+    if len(ops) != 1:  # keyed as one of them alone: it fails so by itself
+        ops = [node for node in ops if node["op"] == alone]
+        if len({node["dtype"] for node in ops}) != 1:
+            return None
+    roles = key_roles(extra.get("needs", {}).get(ops[0]["op"], []))
     return Construct(ops[0]["op"], ops[0]["dtype"], target, tuple(roles))
 
 

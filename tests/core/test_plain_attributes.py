@@ -60,6 +60,13 @@ def test_a_one_operator_finding_that_needs_attributes_names_them_in_its_construc
     assert construct.name == "nn.max_pool2d[float64] with dilation"
     assert construct.avoided() == AvoidedAttributes("nn.max_pool2d", "float64", ("dilation",), gradient=True)
     assert construct_of({"kind": "wrong-result", "confirmed": True}, case).roles == ()
+    # a wrong gradient keyed as one of its operators alone names that operator's construct
+    # (bench25 relay13-now: max_pool2d's dilated gradient was found three times unavoided)
+    two = {**case, "graph": pooled(consumer=True).to_json()}
+    assert construct_of({"kind": "wrong-result", "confirmed": True, **needs}, two) is None
+    keyed = {"kind": "wrong-result", "confirmed": True,
+             "extra": {**needs["extra"], "keyed_as": {"operator": "nn.max_pool2d", "message": "..."}}}
+    assert construct_of(keyed, two) == construct
 
 
 def test_generation_draws_an_op_only_without_what_an_avoided_construct_needs_of_it(specs):
