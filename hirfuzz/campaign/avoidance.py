@@ -135,10 +135,10 @@ def construct_of(finding: dict, case: dict) -> Construct | PlanForm | None:
         return None
     # a gradient finding's construct is avoided in gradient cases alone: its gradient fails, not the op
     target = GRADIENT if config.get(GRADIENT) else target_kind(config["target"])
-    if "plan" in lowering:
-        form = LoweringPlan.from_json(lowering["plan"]).form()
-        return PlanForm(tuple(sorted(form)), target, config.get(AUTODIFF)) if form else None
     extra = finding.get("extra") or {}
+    if "plan" in lowering:  # a form, where it fails around another operator too (reduction_steps.FormAlone)
+        form = LoweringPlan.from_json(lowering["plan"]).form()
+        return PlanForm(tuple(sorted(form)), target, config.get(AUTODIFF)) if form and extra.get("form_alone") else None
     ops = [node for node in case["graph"]["nodes"] if node["kind"] == "op"]
     alone = (extra.get("keyed_as") or {}).get("operator")
     if len(ops) != 1 and alone is None:

@@ -34,7 +34,7 @@ from ..core.passes import minimise_sequence, stand_ins_for, unmet_requirements
 from ..core.plan import LoweringPlan
 from ..core.attributes import plainer_values, roles_held
 from ..core import expr as E
-from ..core.generate import Rejected, output_types
+from ..core.generate import Rejected, output_types, single_op_graph
 from ..core.graph import Graph
 from ..core.reduce import keep_operators, reduce_graph
 from ..core.reference import op_env
@@ -655,13 +655,52 @@ class BlameGradientOperatorAlone(OperatorBlame):
         return found is not None and found.kind == "wrong-result" and found.oracle == state.finding.oracle
 
 
+class FormAlone(Step):
+    """Whether a failure that needs one choice of its lowering plan (its form) and no pass
+    fails alike with that form around another operator: one trial, on a plain elementwise op
+    at the program's dtype (PROBE_OPS). Only then is the form avoided whatever the program
+    computes (campaign.avoidance: extra.form_alone). TVM 0.19's higher-order autodiff fails
+    on any closure; TVM 0.27's prelu legalization on a symbolic channel count fails only on
+    prelu, and avoiding every match_cast for it took 1788 symbolic shapes out of a Relax
+    campaign (bench25 relax13-now 0008)."""
+    name = "form_alone"
+    PROBE_OPS = ("tanh", "exp", "negative", "abs")
+
+    def applies(self, reduction, state):
+        case = state.case
+        plan = case.lowering.get("plan")
+        return (state.finding.kind == "crash" and case.disruption is None and bool(case.graph.operators)
+                and not case.configs[-1].get("passes") and "mutation" not in case.lowering
+                and plan is not None and LoweringPlan.from_json(plan).form() is not None)
+
+    def run(self, reduction, state):
+        case, specs = state.case, reduction.host.specs
+        dtype = case.graph.operators[0].dtype
+        held = {n.op for n in case.graph.operators}
+        probe = next((op for op in self.PROBE_OPS if op in specs.ops and op not in held
+                      and dtype in specs.ops[op].dtypes), None)
+        state.finding.extra["form_alone"] = False
+        if probe is None:
+            return case
+        try:
+            drawn = single_op_graph(specs, probe, dtype, np.random.default_rng(0), reduction.s.targets)
+        except Rejected:
+            return case
+        # its inputs variables, as a gradient is taken with respect to them
+        graph, _ = keep_operators(drawn, {n.id for n in drawn.operators}, {n.id for n in drawn.nodes if n.kind == "const"})
+        plan = LoweringPlan.from_json(case.lowering["plan"]).moved_to(graph)
+        trial = reduction.variant(case, graph=graph, lowering={**case.lowering, "plan": plan.to_json()})
+        state.finding.extra["form_alone"] = reduction.fails_alike(trial, state.finding.signature)
+        return case
+
+
 # before a finding's signature is settled: a finding in findings/ that is no disruptive one's
 ISOLATING: tuple[Step, ...] = (IsolateConfig(), DropPasses(), MinimisePasses(), StandIn())
 # then, with --reduce, on the isolated case (not a hang's: each trial would cost a time-out;
 # not a disruptive one's, tied to its graph's node numbering)
 REDUCING: tuple[Step, ...] = (ReduceGraph(), DropLowering(), ShrinkPlan(), SimplifyAttributes(), Confirm())
 # then, on the finished case of a crash or a wrong result, what it is keyed as
-KEYING: tuple[Step, ...] = (BlameOperatorAlone(), BlameGradientOperatorAlone(), AttributesNeeded())
+KEYING: tuple[Step, ...] = (BlameOperatorAlone(), BlameGradientOperatorAlone(), AttributesNeeded(), FormAlone())
 STEPS = ISOLATING + REDUCING + KEYING
 
 

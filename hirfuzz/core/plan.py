@@ -243,6 +243,25 @@ class LoweringPlan:
         entries = self.entries()
         return entries[0][2] if len(entries) == 1 else None
 
+    def moved_to(self, graph) -> "LoweringPlan":
+        """The plan's one choice (`form`) put on `graph`'s one operator instead (its cut around
+        it, capturing its inputs if the cut captured any; its features on it; its inputs'
+        dynamic signatures), for a reducer to tell a form that fails whatever it computes."""
+        op = graph.operators[0]
+        (what, _, _), = self.entries()
+        if what == "functions":
+            cut = self.functions[0]
+            captures = [r.node for r in op.input_refs() if graph.nodes[r.node].kind == "var"] if cut.captures else []
+            return LoweringPlan(functions=[Cut(op.id, op.id, cut.kind, captures, cut.as_value, cut.plain)],
+                                allow_known_bugs=self.allow_known_bugs)
+        if what == "node_features":
+            return LoweringPlan(node_features={op.id: list(next(iter(self.node_features.values())))},
+                                allow_known_bugs=self.allow_known_bugs)
+        if what == "dynamic_params":
+            return LoweringPlan(dynamic_params=[n.id for n in graph.variables if n.type.rank > 0][:1],
+                                allow_known_bugs=self.allow_known_bugs)
+        return LoweringPlan(plain_nodes=[op.id], allow_known_bugs=self.allow_known_bugs)
+
     def without_form(self, form: frozenset) -> tuple["LoweringPlan", int]:
         """A copy without the choices drawn with every feature kind of `form` (a cut holding
         them is inlined, a node's features of the form dropped, its others kept), and how
