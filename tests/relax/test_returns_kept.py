@@ -94,9 +94,15 @@ def test_a_downstream_failure_is_keyed_as_its_operator_alone_and_every_script_re
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["unconfirmed"] == [], summary["unconfirmed"]
-    keyed = [row["path"] for row in summary["findings"]
-             if json.loads((out / row["path"] / "finding.json").read_text())["extra"].get("keyed_as")]
+    # keyed as the layer_norm alone, it takes that operator's second key, and joins the
+    # finding the decomposition's broadcast error made of the layer_norm (one fault)
+    saved = [json.loads((out / row["path"] / "finding.json").read_text()) for row in summary["findings"]]
+    members = [m["path"] for f in saved for m in f["extra"].get("merged", [])]
+    keyed = [path for path in [row["path"] for row in summary["findings"]] + members
+             if json.loads((out / path / "finding.json").read_text())["extra"].get("keyed_as")]
     assert len(keyed) == 1, [row["message"][:120] for row in summary["findings"]]
+    [head] = [f for f in saved if any(m["path"] == keyed[0] for m in f["extra"].get("merged", []))]
+    assert head["extra"]["operator_key"] == "root|pass-operator|MutateOpsForTraining|nn.layer_norm"
     folder = out / keyed[0]
     finding = json.loads((folder / "finding.json").read_text())
     assert finding["stage"] == "run" and "MatchShape" in finding["detail"], finding["message"]
@@ -104,5 +110,5 @@ def test_a_downstream_failure_is_keyed_as_its_operator_alone_and_every_script_re
     assert finding["extra"]["keyed_as"]["operator"] == "nn.layer_norm"
     assert finding["extra"]["root_key"] == f"{ROOT}|ill-formed|MutateOpsForTraining|{RETURNS_CHANGED} (shape)"
     assert finding["extra"]["reduction"]["steps"]["operator_alone"]["calls"] >= 1
-    report = (folder / "bug-report.md").read_text()
-    assert "**Likely root:** `nn.layer_norm` alone: fails the same passes" in report
+    # a merged member keeps its scripts, confirmed alone before it joined; the report is its head's
+    assert (folder / "repro.py").is_file() and (folder / "check.py").is_file() and finding["confirmed"]
