@@ -1,3 +1,4 @@
+import json
 import os
 import shutil
 import subprocess
@@ -64,6 +65,16 @@ def run_hirfuzz(*args, timeout=600, env=None, python=None):
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run([python or sys.executable, "-m", "hirfuzz", *map(str, args)], capture_output=True,
                           text=True, timeout=timeout, env=env, cwd=ROOT)
+
+
+def put_pending(out, name: str, finding: dict, case: dict, log: str = ""):
+    """A finding as a campaign keeps it when first seen (out/pending/NAME: finding.json,
+    case.json, log.txt), which the campaign's next run with its folder finishes."""
+    pending = out / "pending" / name
+    pending.mkdir(parents=True)
+    (pending / "finding.json").write_text(json.dumps(finding))
+    (pending / "case.json").write_text(json.dumps(case))
+    (pending / "log.txt").write_text(log)
 
 
 def the_one_ill_formed_finding(summary: dict, signature: str, message_part: str) -> dict:

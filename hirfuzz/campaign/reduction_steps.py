@@ -34,8 +34,9 @@ from ..core.passes import minimise_sequence, stand_ins_for, unmet_requirements
 from ..core.plan import LoweringPlan
 from ..core.attributes import plainer_values, roles_held
 from ..core import expr as E
-from ..core.generate import Rejected, output_types, single_op_graph
+from ..core.generate import Rejected, conditional_exclusion, output_types, single_op_graph
 from ..core.graph import Graph
+from ..core.inputs import not_finite
 from ..core.reduce import keep_operators, reduce_graph
 from ..core.reference import op_env
 from ..core.targets import target_kinds
@@ -391,12 +392,12 @@ def with_attribute(graph: Graph, node_id: int, name: str, value, spec, target_ki
         constraints = [*(spec.solve.constraints if spec.solve is not None else ()), *spec.constraints]
         if not all(c(env) for c in constraints):
             return None
-        if any(x.when is not None and x.covers_dtype(node.dtype) and x.when(env) for x in spec.exclusions(target_kinds)):
+        if conditional_exclusion(spec, node.dtype, env, target_kinds) is not None:
             return None
         outputs = output_types(spec, env, node.dtype)
     except (E.ExprError, Rejected):
         return None
-    read = any(ref.node == node_id for other in graph.operators for ref in other.input_refs())
+    read = any(ref.node == node_id for ref in graph.consumers())
     if outputs != list(node.outputs) and read:
         return None
     changed = Graph.from_json(graph.to_json())
@@ -445,7 +446,7 @@ def _computes_finitely(case: "Case") -> bool:
     def edgy(f) -> bool:
         if f.value.dtype.kind != "f":
             return False
-        return not np.all(np.isfinite(f.value)) or f.magnitude >= np.finfo(f.value.dtype).max / 2
+        return not_finite(f.value) or f.magnitude >= np.finfo(f.value.dtype).max / 2
     return case.comparable and not any(edgy(f) for f in case.expected)
 
 

@@ -286,9 +286,9 @@ class GraphBuilder:
 
     def _check_conditional_exclusions(self, spec, dtype: str, env: dict):
         """Turn the node down where an exclusion's `when` holds for its inputs and attributes."""
-        for exclusion in spec.exclusions(self.target_kinds):
-            if exclusion.when is not None and exclusion.covers_dtype(dtype) and exclusion.when(env):
-                raise Excluded(exclusion.target, exclusion.describe(spec.name, dtype), exclusion.error)
+        exclusion = conditional_exclusion(spec, dtype, env, self.target_kinds)
+        if exclusion is not None:
+            raise Excluded(exclusion.target, exclusion.describe(spec.name, dtype), exclusion.error)
 
     def _check_avoided_attributes(self, spec, dtype: str, env: dict):
         """Turn the node down where its attributes hold what an avoided construct needs."""
@@ -484,6 +484,13 @@ class GenStats:
         self.gradient_cases += other.gradient_cases
         for reason, n in other.gradient_skipped.items():
             self.gradient_skipped[reason] = self.gradient_skipped.get(reason, 0) + n
+
+
+def conditional_exclusion(spec, dtype: str, env: dict, kinds):
+    """The exclusion of one of the target `kinds` whose `when` holds for an op instance
+    (its inputs and attributes in `env`), or None."""
+    return next((x for x in spec.exclusions(kinds) if x.when is not None and x.covers_dtype(dtype) and x.when(env)),
+                None)
 
 
 def output_types(spec, env: dict, dtype: str) -> list[TensorType]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import SPECS, run_hirfuzz
+from conftest import SPECS, put_pending, run_hirfuzz
 
 # --versions none: no version triage under the other Relax releases a machine may have set up
 PLAIN = ["--no-pass-fuzz", "--no-features", "--mutations", 0, "--jobs", 1, "--no-progress", "--seed", 1,
@@ -111,11 +111,7 @@ def test_a_form_that_fails_only_around_its_operator_is_not_avoided(tmp_path):
             "--versions", "none", "--no-progress", "--out", out]
     assert run_hirfuzz(*args).returncode == 0
     saved = json.loads(SLICE_SCATTER.read_text())
-    pending = out / "pending" / "crash-slice-scatter"
-    pending.mkdir(parents=True)
-    (pending / "finding.json").write_text(json.dumps(saved["finding"]))
-    (pending / "case.json").write_text(json.dumps(saved["case"]))
-    (pending / "log.txt").write_text("")
+    put_pending(out, "crash-slice-scatter", saved["finding"], saved["case"])
     proc = run_hirfuzz(*args)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())

@@ -5,6 +5,7 @@ it was reduced, and the bug appeared nowhere)."""
 import json
 from pathlib import Path
 
+from conftest import put_pending
 from test_relay_campaign import relay_campaign
 
 CASE = Path(__file__).parent / "data" / "dynamic_to_static_beside_a_vm_crash.json"
@@ -19,12 +20,8 @@ def test_a_pass_failure_beside_another_crash_is_filed_as_the_pass_failure(tmp_pa
     # the finding as the campaign kept it when first seen, in pending/: the resume finishes it
     data = json.loads(CASE.read_text())
     seen = data["finding"]
-    pending = out / "pending" / "crash-dynamic-to-static"
-    pending.mkdir(parents=True)
-    (pending / "finding.json").write_text(json.dumps(seen))
-    (pending / "case.json").write_text(json.dumps({k: data[k] for k in ("folder", "case", "graph", "disruption",
-                                                                         "configs", "lowering")}))
-    (pending / "log.txt").write_text(data["log"])
+    put_pending(out, "crash-dynamic-to-static", seen,
+                {k: data[k] for k in ("folder", "case", "graph", "disruption", "configs", "lowering")}, data["log"])
     resumed = relay_campaign(*args)
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads((out / "summary.json").read_text())
@@ -66,11 +63,7 @@ def test_two_faults_of_one_operator_s_gradient_are_two_findings_each_with_the_at
     first = relay_campaign(*args)
     assert first.returncode == 0, first.stderr
     for name, saved in json.loads(FAULTS.read_text())["findings"].items():
-        pending = out / "pending" / f"wrong-result-{name}"
-        pending.mkdir(parents=True)
-        (pending / "finding.json").write_text(json.dumps(saved["finding"]))
-        (pending / "case.json").write_text(json.dumps(saved["case"]))
-        (pending / "log.txt").write_text("")
+        put_pending(out, f"wrong-result-{name}", saved["finding"], saved["case"])
     resumed = relay_campaign(*args)
     assert resumed.returncode == 0, resumed.stderr
     summary = json.loads((out / "summary.json").read_text())
