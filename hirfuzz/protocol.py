@@ -40,14 +40,19 @@ CHECK_ONLY = "check_only"
 
 # a configuration's field marking it the gradient oracle's (campaign/oracles/gradient.py), its
 # value the loss's dtype: the worker lowers the graph's float results summed to that scalar
-# (no lowering plan, but for Relay's higher-order autodiff: AUTODIFF), differentiates main with respect to its float parameters (the "passes"
-# stage, as pass "Gradient"), builds it and runs main_adjoint; the outputs are the loss, then
-# each float parameter's gradient in parameter order
+# (no lowering plan, but for Relay's higher-order autodiff: AUTODIFF), differentiates main
+# with respect to its float parameters (REQUIRE_GRADS; the "passes" stage, as pass
+# "Gradient"), builds it and runs main_adjoint; the outputs are the loss, then each of those
+# parameters' gradient in parameter order
 GRADIENT = "gradient"
 GRADIENT_PASS = "Gradient"
 # a gradient configuration's field naming which of the dialect's autodiffs runs, where it has
 # more than one (Relay: dialects/relay/gradients.Autodiff); absent: its first
 AUTODIFF = "autodiff"
+# the parameter positions a gradient configuration's autodiff is asked for
+# (core.gradients.differentiated_positions): the worker sets it from the request's graph, so
+# that a reduction's trial, with fewer variables, asks for its own
+REQUIRE_GRADS = "require_grads"
 
 
 def lowered_only(config: dict) -> dict:

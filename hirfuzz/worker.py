@@ -165,6 +165,7 @@ def execute_case(request: dict, dialect, cache: "BuildCache | None" = None) -> d
             continue
         module = modules[index]
         if config.get(GRADIENT):  # its own program: the loss (protocol.GRADIENT)
+            config = with_require_grads(config, request, dialect.name)
             loss = _loss_module(dialect, request, config, plain)
             if isinstance(loss, dict):
                 replies.append(loss)
@@ -214,6 +215,17 @@ def module_anew(dialect, request: dict, config: dict):
     if config.get("module", 0) == 1:
         return _mutate(dialect, mod, request["mutation"], request)[0]
     return mod
+
+
+def with_require_grads(config: dict, request: dict, dialect_name: str) -> dict:
+    """A gradient configuration with the parameters its autodiff is asked for
+    (protocol.REQUIRE_GRADS), from the request's own graph."""
+    from .core.gradients import differentiated_positions
+    from .core.graph import Graph
+    from .dialects import dialect_info
+    from .protocol import REQUIRE_GRADS
+    graph = Graph.from_json(request["graph"])
+    return {**config, REQUIRE_GRADS: differentiated_positions(graph, dialect_info(dialect_name).declared_no_grad())}
 
 
 def _loss_module(dialect, request: dict, config: dict, made: dict):

@@ -5,8 +5,8 @@ central finite difference of hirfuzz's NumPy reference of the same graph, in flo
 
 Gradient's contract (its docstring, src/relax/transform/gradient.cc): `main` returns a float
 scalar, holds one dataflow block, calls no other function, and every op in it registers
-FPrimalGradient; only float parameters are asked for (`require_grads`). Programs outside it
-are counted, never judged.
+FPrimalGradient; only float parameters are asked for (`require_grads`), less those reaching an
+input TVM declares without a gradient. Programs outside it are counted, never judged.
 
 The comparison is gradcheck's: an element is judged only where the function is smooth
 around it, that is where the central differences at steps h and h/10 agree closely, and
@@ -48,12 +48,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from hirfuzz.core.calls import call_records  # noqa: E402
 from hirfuzz.core.coverage import Coverage  # noqa: E402
 from hirfuzz.core.generate import generate_graph  # noqa: E402
-from hirfuzz.core.gradients import (GRAD, check_gradient, float_results, float_variables,  # noqa: E402
-                                    precision_of, reference_loss, widened, widened_values)
+from hirfuzz.core.gradients import (GRAD, check_gradient, differentiated_positions, float_results,  # noqa: E402
+                                    float_variables, precision_of, reference_loss, widened, widened_values)
 from hirfuzz.core.graph import Graph, Node, Ref  # noqa: E402
 from hirfuzz.core.inputs import choose_inputs  # noqa: E402
 from hirfuzz.core.spec import load_specs  # noqa: E402
-from hirfuzz.dialects.relax.gradients import gradient_specs, outside_contract  # noqa: E402
+from hirfuzz.dialects.relax.gradients import DECLARED_NO_GRAD, gradient_specs, outside_contract  # noqa: E402
 
 FAILURES = ("gradient", "build", "run", "shape", "wrong", "died")
 
@@ -101,11 +101,11 @@ def tvm_adjoint(graph: Graph, calls: dict, values: dict, loss_dtype: str):
     missing = ops_in(mod) - gradient_op_names()
     if missing:
         raise OutOfContract(f"ops without a gradient: {sorted(missing)}")
-    float_vars = float_variables(graph)
+    float_vars = float_variables(graph, DECLARED_NO_GRAD)
     if not float_vars:
         raise OutOfContract("no float parameter")
     try:
-        grad_mod = differentiate(mod)
+        grad_mod = differentiate(mod, differentiated_positions(graph, DECLARED_NO_GRAD))
     except Exception as exc:  # noqa: BLE001 - TVM's error is the finding
         return "gradient", _message(exc)
     try:

@@ -49,15 +49,15 @@ def expected_for(case, config: dict, specs) -> list[tuple]:
              0.0 if f.exact else f.atol * max(1.0, f.magnitude)) for f in facts]
 
 
-def gradient_expectation(case, specs) -> dict:
+def gradient_expectation(case, specs, no_grad: dict) -> dict:
     """What a gradient finding's script checks, as the gradient oracle judged it: the
-    reference's loss and its tolerance, and per float variable its name, the gradient finite
-    differences give, the mask of the elements judged (smooth) and the tolerances."""
-    expected = expected_gradients(case.graph, case.inputs, specs)
+    reference's loss and its tolerance, and per variable asked for its name, the gradient
+    finite differences give, the mask of the elements judged (smooth) and the tolerances."""
+    expected = expected_gradients(case.graph, case.inputs, specs, no_grad)
     rtol, atol = GRAD[expected["precision"]]
     loss = expected["loss"]
     gradients = [(f"x{n.id}", expected["estimates"][n.id].gradient, expected["estimates"][n.id].smooth, rtol,
-                  atol * expected["estimates"][n.id].scale) for n in float_variables(case.graph)]
+                  atol * expected["estimates"][n.id].scale) for n in float_variables(case.graph, no_grad)]
     return {"loss": loss, "loss_tolerance": loss_tolerance(expected["precision"], loss), "gradients": gradients}
 
 
@@ -101,7 +101,7 @@ class FindingScripts:
         config = case.configs[-1]  # the failing one: isolation put it last
         writer = self.info.reproducer_writer()
         if config.get(GRADIENT):  # its own program, and one script: the harness, with the gradients to expect
-            expected = gradient_expectation(case, self.specs) if finding.kind == "wrong-result" else None
+            expected = gradient_expectation(case, self.specs, self.info.declared_no_grad()) if finding.kind == "wrong-result" else None
             # a dialect that cannot write its loss program itself is given the worker's text of it
             script = None if self.info.writes_plain_modules else self.module_script(case, config)
             harness = writer.render_gradient(case.graph, self.specs, finding, config, case.inputs, case.runnable,

@@ -56,6 +56,13 @@ class DialectInfo:
         """Its autodiff's terms (the `gradients` module), or None where it has none."""
         return importlib.import_module(self.gradients) if self.gradients else None
 
+    def declared_no_grad(self) -> dict:
+        """op -> the input slots its autodiff declares without a gradient (its gradients'
+        DECLARED_NO_GRAD; none where it has no autodiff): the variables reaching one are
+        not asked for (core.gradients.float_variables)."""
+        gradients = self.gradient_support()
+        return gradients.DECLARED_NO_GRAD if gradients else {}
+
     def reproducer_writer(self):
         """Its ReproducerWriter (TVM-free: the coordinator writes reproducers)."""
         return importlib.import_module(self.reproducer).WRITER

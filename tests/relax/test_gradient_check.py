@@ -69,12 +69,14 @@ def test_triu_gradient_crashes():
     assert known_bug(result, graph) == "triu-partials"
 
 
-def test_declared_no_grad_is_out_of_contract():
-    """full_like's fill value is declared no_grad by TVM: a variable reaching the loss only
-    through it has gradient 0 by definition, which is not judged against the derivative."""
-    graph = graph_of(var(0, [2]), var(1, []), op(2, "full_like", [[0, 0], [1, 0]], [2], {"to": None}))
-    result = judge_case(graph, {0: np.ones(2), 1: np.array(3.0)}, "float64")
-    assert result["outcome"] == "out-of-contract", result
+def test_a_variable_reaching_a_declared_no_grad_input_is_not_asked_for():
+    """full_like's fill value is declared no_grad by TVM: its variable's gradient leaves that
+    path out by definition, so it is not asked for; the other variable's is, and judged."""
+    graph = graph_of(var(0, [2]), var(1, []), op(2, "full_like", [[0, 0], [1, 0]], [2], {"to": None}),
+                     op(3, "multiply", [[2, 0], [0, 0]], [2]))
+    result = judge_case(graph, {0: np.array([1.0, 2.0]), 1: np.array(3.0)}, "float64")
+    assert result["outcome"] == "ok", result
+    assert result["judged"] == 2, result
 
 
 def test_avg_pool_ceil_mode_gradient_disagrees_with_its_forward():

@@ -15,6 +15,7 @@ from hirfuzz.campaign.judge import Judge, Status
 from hirfuzz.campaign.oracles import ORACLES, Oracle
 from hirfuzz.campaign.reproducers import REPRO, FindingScripts
 from hirfuzz.campaign.verify import check_finding_scripts
+from hirfuzz.core.gradients import float_variables
 from hirfuzz.core.graph import Graph
 from hirfuzz.dialects import dialect_info, load_dialect
 from hirfuzz.dialects.relax.gradients import GRADIENT_OPS
@@ -69,6 +70,22 @@ def test_a_wrong_gradient_is_a_finding_and_its_repro_reproduces_alone(specs, tmp
     assert "relax.transform.Gradient" in (tmp_path / REPRO).read_text()
 
 
+def test_a_variable_reaching_a_no_grad_input_is_left_out_and_the_rest_judged(specs, tmp_path):
+    """sum(cumsum(x0, exclusive=True)) + sum(full_like(x0, x1)): full_like's fill value is
+    declared no_grad, so x1 is not asked for (these cases went unjudged before); x0's
+    gradient is, and is the exclusive cumsum's wrong one. Its repro asks Gradient for x0 alone."""
+    graph = graph_of(var(0, [3]), var(1, []), op(2, "cumsum", [[0, 0]], [3], {"axis": 0, "exclusive": True}),
+                     op(3, "full_like", [[0, 0], [1, 0]], [3], {"to": None}))
+    made, case = gradient_case(graph)
+    reply = execute_case(case.request, load_dialect("relax"))
+    assert reply["status"] == "ok" and len(reply["outputs"]) == 2, reply  # the loss, x0's gradient
+    outcome = Judge(specs, {}).classify(case, reply)
+    assert outcome.status is Status.MISMATCH
+    assert "x0's gradient differs from finite differences" in outcome.finding.message
+    assert reproduced(made, case, outcome, specs, tmp_path)
+    assert "FLOAT_PARAMS = [0]" in (tmp_path / REPRO).read_text()
+
+
 def test_a_gradient_crash_is_keyed_apart_and_its_repro_reproduces_alone(specs, tmp_path):
     """triu's gradient returns one partial for its two arguments: Gradient raises."""
     made, case, outcome = judged(TRIU, specs)
@@ -89,27 +106,26 @@ def test_a_right_gradient_is_no_finding(specs):
 
 
 def test_a_program_outside_the_contract_is_not_judged(specs):
-    """full_like's fill value is declared no_grad: its variable's gradient is 0 by TVM's
-    definition, not the derivative, so nothing about it is judged, even a crash."""
-    graph = graph_of(var(0, [2]), var(1, []), op(2, "full_like", [[0, 0], [1, 0]], [2], {"to": None}))
+    """A dilated max pool's backward is not legalized, TVM says so: nothing about it is
+    judged, even a crash."""
+    attrs = {"ceil_mode": False, "kh": 2, "kw": 2, "sh": 1, "sw": 1, "pt": 0, "pl": 0, "pb": 0, "pr": 0,
+             "dh": 2, "dw": 1}
+    graph = graph_of(var(0, [1, 1, 4, 4]), op(1, "nn.max_pool2d", [[0, 0]], [1, 1, 2, 3], attrs))
     _, case = gradient_case(graph)
     reply = {"status": "error", "stage": "passes", "exc_type": "TVMError", "message": "x", "traceback": "",
              "timings": {}, "others": []}
     assert Judge(specs, {}).classify(case, reply).finding is None
 
 
-def test_nll_loss_s_weights_as_a_variable_are_outside_the_contract():
+def test_nll_loss_s_weights_variable_is_not_asked_for():
     # bench22 seed 8's false alarm: a weights variable's gradient came out 0, as TVM documents
-    from hirfuzz.dialects.relax.gradients import outside_contract
+    # now: the weights' variable is not asked for, the predictions' is
+    from hirfuzz.dialects.relax.gradients import DECLARED_NO_GRAD
     attrs = {"reduction": "sum", "ignore_index": -100}
     weights_variable = graph_of(var(0, [2, 3]), var(1, [2], "int64"), var(2, [3]),
                                 op(3, "nn.nll_loss", [[0, 0], [1, 0], [2, 0]], [], attrs))
-    assert "declared no_grad" in outside_contract(weights_variable)
-    weights_constant = graph_of(var(0, [2, 3]), var(1, [2], "int64"),
-                                {"id": 2, "kind": "const", "outputs": [{"shape": [3], "dtype": "float64"}],
-                                 "value": [1.0, 2.0, 0.5]},
-                                op(3, "nn.nll_loss", [[0, 0], [1, 0], [2, 0]], [], attrs))
-    assert outside_contract(weights_constant) is None
+    assert [n.id for n in float_variables(weights_variable, DECLARED_NO_GRAD)] == [0]
+    assert [n.id for n in float_variables(weights_variable)] == [0, 2]
 
 
 def test_gradient_cases_draw_differentiable_graphs_with_the_gradient_configuration_after_the_baseline(specs):

@@ -60,11 +60,12 @@ class GradientOracle(OracleDefinition):
 
     def mismatches(self, case, outputs, config, specs) -> list[Mismatch]:
         """The loss, then each float variable's gradient: its shape, then its values."""
-        variables = float_variables(case.graph)
+        no_grad = dialect_info(config.get("dialect", "relax")).declared_no_grad()
+        variables = float_variables(case.graph, no_grad)
         if len(outputs) != 1 + len(variables):
             return [Mismatch(-1, f"the gradient program returned {len(outputs)} tensors, expected the loss and "
                                  f"{len(variables)} gradients")]
-        expected = expected_gradients(case.graph, case.inputs, specs)
+        expected = expected_gradients(case.graph, case.inputs, specs, no_grad)
         loss, want = float(outputs[0]), expected["loss"]
         rtol, atol = loss_tolerance(expected["precision"], want)
         if not np.isclose(loss, want, rtol=rtol, atol=atol):
@@ -128,7 +129,7 @@ def why_not_judged(case, gradients) -> str | None:
 def why_not_differentiable(graph, gradients) -> str | None:
     """Why a graph is not made a gradient case (None: it may be): nothing to differentiate,
     outside the autodiff's contract, or too many elements for cheap finite differences."""
-    variables = float_variables(graph)
+    variables = float_variables(graph, gradients.DECLARED_NO_GRAD)
     if not variables or not float_results(graph):
         return "no float variable or result"
     why = gradients.outside_contract(graph)

@@ -12,6 +12,7 @@ from ...core.gradients import float_results, float_variables
 from ...protocol import GRADIENT
 from ..base import Dialect, ExecutorCannotTake, build_pass_watcher, installation_of
 from .executors import build_module, load_vm, run_vm
+from .gradients import DECLARED_NO_GRAD
 from .lower import lower_graph, lower_loss
 from .mutators import mutate, prepare_for_build
 from .passes import apply_passes
@@ -34,7 +35,7 @@ class RelaxDialect(Dialect):
 
     def lower_loss(self, request: dict, gradient: dict):
         graph = Graph.from_json(request["graph"])
-        if not float_results(graph) or not float_variables(graph):
+        if not float_results(graph) or not float_variables(graph, DECLARED_NO_GRAD):
             raise ExecutorCannotTake("no float result or no float variable: nothing to differentiate")
         return lower_loss(graph, request["calls"], gradient[GRADIENT])
 

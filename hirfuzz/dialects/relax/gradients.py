@@ -4,13 +4,13 @@ contract.
 
 Gradient's contract (its docstring, src/relax/transform/gradient.cc): `main` returns a float
 scalar, holds one dataflow block, calls no other function, and every op in it registers
-FPrimalGradient; only float parameters are asked for (`require_grads`). The worker lowers a
+FPrimalGradient; only float parameters are asked for (`require_grads`), and of those the ones
+reaching no input TVM declares no_grad (DECLARED_NO_GRAD). The worker lowers a
 graph's float results summed to such a `main` (lower.lower_loss); what else may make Gradient
 fail or differ from the derivative by its own documented terms is `outside_contract`.
 """
 from __future__ import annotations
 
-from ...core.gradients import FLOATS
 from ...core.graph import Graph
 
 # the Relax ops hirfuzz's specs call whose op registers FPrimalGradient in apache-tvm 0.27
@@ -34,7 +34,8 @@ GRADIENT_OPS = frozenset({
     "take", "tanh", "triu", "variance", "where", "zeros_like"})
 
 # op -> the input slots whose gradient TVM declares absent (no_grad) though they may be float:
-# a variable reaching the loss through one has no gradient by TVM's own definition
+# a variable reaching one is not asked for (core.gradients.float_variables), as Gradient's
+# derivative of it leaves that path out by TVM's own definition
 DECLARED_NO_GRAD = {
     "full_like": (1,),    # _op_gradient.py full_like_grad: the fill value
     "nn.nll_loss": (2,),  # nll_loss_grad: "The gradient w.r.t. targets and weights are not available"
@@ -56,22 +57,8 @@ def gradient_specs(specs) -> list[str]:
 def outside_contract(graph: Graph) -> str | None:
     """Why Gradient may fail on, or differ from the derivative of, this graph by its own
     documented terms; None where the graph is inside them."""
-    above = _float_variables_above(graph)
     for node in graph.operators:
-        for slot in DECLARED_NO_GRAD.get(node.op, ()):
-            if slot < len(node.inputs) and above[node.inputs[slot].node]:
-                return f"{node.op}'s input {slot} is declared no_grad and depends on a float variable"
         if node.op in UNDILATED_BACKWARD and (node.attrs.get("dh", 1), node.attrs.get("dw", 1)) != (1, 1):
             return f"{node.op} with a dilation: its backward is not legalized (TVM logs so)"
     return None
 
-
-def _float_variables_above(graph: Graph) -> dict[int, bool]:
-    """For every node, whether a float variable is among the nodes it is computed from."""
-    above: dict[int, bool] = {}
-    for node in graph.nodes:
-        if node.kind == "var":
-            above[node.id] = node.type.dtype in FLOATS
-        else:
-            above[node.id] = any(above[r.node] for r in node.input_refs())
-    return above

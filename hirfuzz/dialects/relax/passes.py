@@ -12,9 +12,8 @@ import tvm
 from tvm import relax
 
 from ...breadcrumbs import TRAIL, Stage
-from ...core.gradients import FLOATS
 from ...core.passes import user_factory
-from ...protocol import GRADIENT, GRADIENT_PASS
+from ...protocol import GRADIENT, GRADIENT_PASS, REQUIRE_GRADS
 from ..base import INNER_PASSES, IllFormedAfterPass, failure_key, innermost_failing
 from .returns import check_returns_kept, returned_types
 
@@ -40,7 +39,7 @@ def apply_passes(mod, config: dict):
     and runs the passes it requires, as one Sequential of them all would. A gradient
     configuration's one pass is Gradient (`differentiate`)."""
     if config.get(GRADIENT):
-        return differentiate(mod)
+        return differentiate(mod, config[REQUIRE_GRADS])
     if not config.get("passes"):
         return mod
     passes = [instantiate_pass(step) for step in config["passes"]]
@@ -69,12 +68,13 @@ def check_output(returned: dict, mod) -> None:
     check_returns_kept(returned, mod)
 
 
-def differentiate(mod):
-    """relax.transform.Gradient("main") with respect to main's float parameters (the gradient
-    oracle's configuration, protocol.GRADIENT), its output checked as any pass's."""
+def differentiate(mod, positions: list[int]):
+    """relax.transform.Gradient("main") with respect to main's parameters at `positions`
+    (the gradient oracle's configuration, protocol.GRADIENT and REQUIRE_GRADS), its output
+    checked as any pass's."""
     TRAIL.at(Stage.PASSES, GRADIENT_PASS)
-    wanted = [p for p in mod["main"].params if isinstance(p.ty, relax.TensorType) and str(p.ty.dtype) in FLOATS]
-    mod = relax.transform.Gradient("main", require_grads=wanted)(mod)
+    params = mod["main"].params
+    mod = relax.transform.Gradient("main", require_grads=[params[i] for i in positions])(mod)
     try:
         relax.analysis.well_formed(mod)
     except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding

@@ -267,7 +267,8 @@ def render_gradient(graph: Graph, specs, finding: Finding, config: dict, inputs:
     run; for a wrong result, the loss and each gradient checked against the reference's
     and the finite differences `expected` holds ({"loss", "loss_tolerance": (rtol, atol),
     "gradients": [(name, value, smooth mask, rtol, atol)]}), judged where smooth."""
-    from ...core.gradients import FLOATS
+    from ...core.gradients import differentiated_positions
+    from .gradients import DECLARED_NO_GRAD
     header = [
         *docstring(finding, config, tvm_version, "apache-tvm 0.27 (Relax)"),
         "import sys", "", "import numpy as np", "import tvm", "from tvm import relax", "",
@@ -276,8 +277,9 @@ def render_gradient(graph: Graph, specs, finding: Finding, config: dict, inputs:
         f"PIPELINE = {_pipeline_code(config, 'tvm.target.Target(TARGET)')}",
         f"EXEC_MODE = {config['exec_mode']!r}",
         f"RUN = {run!r}",
-        "# the parameters whose gradients are asked for: the float ones",
-        f"FLOAT_PARAMS = {[i for i, n in enumerate(graph.variables) if n.type.dtype in FLOATS]!r}",
+        "# the parameters whose gradients are asked for: the float ones reaching no input TVM",
+        "# declares without a gradient (full_like's fill value, nll_loss's weights)",
+        f"FLOAT_PARAMS = {differentiated_positions(graph, DECLARED_NO_GRAD)!r}",
         "", "",
         render_module_code(graph, specs, loss_dtype=config[GRADIENT]), "",
         "INPUTS = [", *[f"    {array_code(a)}," for a in inputs], "]",

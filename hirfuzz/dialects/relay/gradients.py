@@ -50,6 +50,10 @@ AUTODIFF_MODES = tuple(m.value for m in Autodiff)
 # 150 drawn gradient cases go unjudged (seed 12). A dilated pool's gradient is TVM's to
 # get right, and its wrong one a finding
 CONTRACT_ROLES = {"nn.conv2d": ("dilation",)}
+# op -> input slots the autodiff declares without a gradient (as Relax's DECLARED_NO_GRAD):
+# none of hirfuzz's Relay ops, so every float parameter is asked for, as FirstOrderGradient
+# gives them all
+DECLARED_NO_GRAD: dict = {}
 # the executor an autodiff's program runs on, where not the baseline: the higher-order one's
 # reads and writes references, which only Relay's interpreter runs
 AUTODIFF_EXECUTORS = {Autodiff.HIGHER_ORDER.value: "debug"}
