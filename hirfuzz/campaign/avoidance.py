@@ -38,7 +38,7 @@ import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from ..core.generate import AvoidedAttributes, construct_name
+from ..core.generate import AvoidedOp, construct_name
 from ..core.plan import LoweringPlan
 from ..core.attributes import key_roles
 from ..core.targets import target_kind
@@ -61,12 +61,9 @@ class Construct:
         """As generation statistics count it: ``atan2[float16]``, ``nn.max_pool2d[float64] with dilation``."""
         return construct_name(self.op, self.dtype, self.roles)
 
-    def avoided(self):
-        """As generation is given it (cases.avoided_in): an (op, dtype) pair, (GRADIENT, op,
-        dtype) for a gradient's, or, with roles, core.generate.AvoidedAttributes."""
-        if self.roles:
-            return AvoidedAttributes(self.op, self.dtype, self.roles, self.target == GRADIENT)
-        return (self.op, self.dtype) if self.target != GRADIENT else (GRADIENT, self.op, self.dtype)
+    def avoided(self) -> AvoidedOp:
+        """As generation is given it (cases.avoided_in): a gradient's in gradient cases alone."""
+        return AvoidedOp(self.op, self.dtype, self.roles, gradient=self.target == GRADIENT)
 
 
 @dataclass(frozen=True)
@@ -197,7 +194,7 @@ class AvoidanceSchedule:
             self._offered.append((construct, finding))
 
     def avoided_at(self, index: int) -> frozenset:
-        """The (op, dtype) pairs case `index` is generated without, and the plan forms it is
+        """The ops case `index` is generated without (AvoidedOps), and the plan forms it is
         lowered without: those scheduled from it or before, the constructs offered since the
         last case taking effect from it."""
         with self._lock:
@@ -219,9 +216,9 @@ class AvoidanceSchedule:
         if any(a.construct == construct for a in self.avoidances) or construct.name in self.kept:
             return
         avoid = {a.construct.avoided() for a in self.avoidances
-                 if isinstance(a.construct, Construct) and a.construct.target != GRADIENT and not a.construct.roles}
+                 if isinstance(a.construct, Construct) and a.construct.target != GRADIENT}
         avoid.add(construct.avoided())
-        if not self.drawable(frozenset(avoid)):
+        if not self.drawable(frozenset(avoid)):  # drawable counts those avoided whatever their attributes
             self.kept[construct.name] = finding
             return
         self.avoidances.append(Avoidance(construct, finding, index))

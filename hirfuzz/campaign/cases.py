@@ -26,7 +26,7 @@ import numpy as np
 
 from ..core.calls import call_records
 from ..core.coverage import Coverage, layered
-from ..core.generate import AvoidedAttributes, GenStats, Rejected, drawable, generate_graph
+from ..core.generate import AvoidedOp, GenStats, Rejected, drawable, generate_graph
 from ..core.graph import Graph
 from ..core.inputs import choose_inputs
 from ..core.plan import Knobs, LoweringPlan, plan_lowering
@@ -168,7 +168,7 @@ class CaseMaker:
 
     def draw_case(self, index: int, base: Coverage, avoid: frozenset) -> Made:
         """Case `index` drawn anew against the coverage `base` (the ledger's for it), without
-        the (op, dtype) pairs `avoid`: what a case maker does."""
+        what `avoid` holds (the avoidance schedule's: ops, plan forms): what a case maker does."""
         coverage, stats = layered(base), GenStats()
         case = self._make(index, None, None, None, None, coverage, stats, avoid)
         return Made(case, coverage, stats)
@@ -250,8 +250,8 @@ class CaseMaker:
         if not self.differentiable:
             return frozenset()
         roles = self.gradient_support.CONTRACT_ROLES
-        return frozenset(AvoidedAttributes(name, GRADIENT_DTYPE, roles[self.specs.ops[name].dialect_op], gradient=True,
-                                           outside=OUTSIDE_CONTRACT)
+        return frozenset(AvoidedOp(name, GRADIENT_DTYPE, roles[self.specs.ops[name].dialect_op], gradient=True,
+                                   outside=OUTSIDE_CONTRACT)
                          for name in self.differentiable if self.specs.ops[name].dialect_op in roles)
 
     def sequence_passes(self) -> list:
@@ -271,7 +271,7 @@ class CaseMaker:
         a program computing in other dtypes is not judged under that pass (Relax's
         ToMixedPrecision takes float32 programs only, and hardly one 40-operator program of
         mixed dtypes computes in float32 alone). Not where --dtypes is given, nor where no op
-        of `ops` (the selected ones) can be drawn in them less the (op, dtype) pairs `avoid`."""
+        of `ops` (the selected ones) can be drawn in them less the ops `avoid` holds."""
         if not self.contracts or self.s.dtypes or self.s.mode != "strict":
             return None
         rng = self.case_rng(index, Stream.CONTRACT)
@@ -444,15 +444,10 @@ class CaseMaker:
 
 
 def avoided_in(avoid: frozenset, gradient: bool) -> frozenset:
-    """The (op, dtype) pairs a case is drawn without, and the op-dtypes it draws only with
-    plainer attributes (core.generate.AvoidedAttributes), of those the avoidance schedule
-    gives (campaign.avoidance): a gradient finding's, (GRADIENT, op, dtype) or one with
-    `gradient` set, in gradient cases alone."""
-    pairs = {a for a in avoid if isinstance(a, tuple) and len(a) == 2}
-    pairs |= {a for a in avoid if isinstance(a, AvoidedAttributes) and (gradient or not a.gradient)}
-    if gradient:
-        pairs |= {(op, dtype) for tag, op, dtype in (a for a in avoid if isinstance(a, tuple) and len(a) == 3)}
-    return frozenset(pairs)
+    """The ops (core.generate.AvoidedOp) a case is drawn without, of what the avoidance
+    schedule gives (campaign.avoidance: its plan forms are lowering's): a gradient
+    finding's in gradient cases alone."""
+    return frozenset(a for a in avoid if isinstance(a, AvoidedOp) and (gradient or not a.gradient))
 
 
 def added_keys(coverage: Coverage) -> int:

@@ -62,7 +62,7 @@ FOUND = "found"  # Excluded.target of an AvoidedConstruct: the campaign's findin
 
 class AvoidedConstruct(Excluded):
     """The insertion is an op-dtype a confirmed finding of the campaign fails on alone
-    (with `roles`: where its attributes hold those roles, AvoidedAttributes)."""
+    (with `roles`: where its attributes hold those roles, AvoidedOp)."""
 
     def __init__(self, op: str, dtype: str, roles: tuple[str, ...] = ()):
         super().__init__(FOUND, construct_name(op, dtype, roles), "a confirmed finding fails on it alone")
@@ -74,14 +74,15 @@ def construct_name(op: str, dtype: str, roles: tuple[str, ...] = ()) -> str:
 
 
 @dataclass(frozen=True)
-class AvoidedAttributes:
-    """An op at a dtype not inserted where its attributes hold every role of `roles` at
-    more than their plainest (core.attributes.holds_roles): a confirmed finding fails on it so,
-    alone, and needs those (a max_pool2d gradient's dilation); its other draws stay, so
-    another fault of the op can still be met. `gradient`: in gradient cases alone."""
+class AvoidedOp:
+    """An op at a dtype generation does not insert (generate_graph's `avoid`): a confirmed
+    finding fails on it alone (campaign.avoidance). With `roles`, only where its attributes
+    hold every one of them at more than their plainest (core.attributes.holds_roles): the
+    finding needs those (a max_pool2d gradient's dilation), and the op's other draws stay,
+    so another fault of it can still be met. `gradient`: in gradient cases alone."""
     op: str
     dtype: str
-    roles: tuple[str, ...]
+    roles: tuple[str, ...] = ()
     gradient: bool = False
     # why it is not drawn where it is not a finding's: the autodiff's contract leaves it out
     # (campaign.cases.CaseMaker.contract_avoided); counted as a target's exclusions are
@@ -113,7 +114,10 @@ class GraphBuilder:
         self.specs = specs
         self.rng = rng
         self.target_kinds = target_kinds(targets)   # no insertion any of them cannot build
-        self.avoid = avoid   # (op, dtype) pairs a confirmed finding fails on alone: none inserted
+        # AvoidedOps: those avoided whatever their attributes are turned down before any draw,
+        # the others once their attributes are drawn
+        self.avoided_ops = avoided_whole(avoid)
+        self.avoided_with_roles = [a for a in avoid if a.roles]
         self.graph = Graph()
         # pass probing and pass-directed generation (core.probe) pin what the next insertion
         # takes: `form`, the form of its second input (a new leaf), and `anchor`, the tensor
@@ -178,7 +182,7 @@ class GraphBuilder:
         excluded = spec.excluded_dtype(dtype, self.target_kinds)
         if excluded is not None:  # before any draw: nothing of the stream goes on it
             raise Excluded(excluded.target, excluded.describe(spec.name, dtype), excluded.error)
-        if (spec.name, dtype) in self.avoid:
+        if (spec.name, dtype) in self.avoided_ops:
             raise AvoidedConstruct(spec.name, dtype)
         rng = self.rng
         env: dict = {"__rng__": rng, "dtype": dtype}
@@ -292,9 +296,8 @@ class GraphBuilder:
 
     def _check_avoided_attributes(self, spec, dtype: str, env: dict):
         """Turn the node down where its attributes hold what an avoided construct needs."""
-        for avoided in self.avoid:
-            if (isinstance(avoided, AvoidedAttributes) and (avoided.op, avoided.dtype) == (spec.name, dtype)
-                    and holds_roles(roles_held(spec, env), avoided.roles)):
+        for avoided in self.avoided_with_roles:
+            if (avoided.op, avoided.dtype) == (spec.name, dtype) and holds_roles(roles_held(spec, env), avoided.roles):
                 if avoided.outside:
                     raise Excluded(avoided.outside, construct_name(spec.name, dtype, avoided.roles), avoided.outside)
                 raise AvoidedConstruct(spec.name, dtype, avoided.roles)
@@ -518,8 +521,8 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
 
     With a `direction` (core.probe.Direction: what a pass probe found), a share of the
     insertions reproduce the probe sites the pass acted on. No insertion is an op instance
-    one of `targets` (kinds or target names) is known not to build, nor an (op, dtype) of
-    `avoid`."""
+    one of `targets` (kinds or target names) is known not to build, nor one `avoid` (its
+    AvoidedOps) turns down."""
     names = ops if ops is not None else specs.names()
     stats = stats if stats is not None else GenStats()
     builder = GraphBuilder(specs, rng, targets, avoid)
@@ -572,9 +575,15 @@ def generate_graph(specs, rng: np.random.Generator, n_ops: int, coverage: Covera
 def drawable(specs, names: list[str], dtypes: list[str] | None, kinds: tuple[str, ...],
              avoid: frozenset = frozenset()) -> bool:
     """Whether some op of `names` has a dtype allowed, buildable on every target and not
-    avoided: without one, no graph can ever be drawn."""
-    return any((dtypes is None or d in dtypes) and (name, d) not in avoid and specs.ops[name].excluded_dtype(d, kinds) is None
+    avoided whatever its attributes (`avoid`: AvoidedOps): without one, no graph can ever be drawn."""
+    whole = avoided_whole(avoid)
+    return any((dtypes is None or d in dtypes) and (name, d) not in whole and specs.ops[name].excluded_dtype(d, kinds) is None
                for name in names for d in specs.ops[name].dtypes)
+
+
+def avoided_whole(avoid) -> frozenset[tuple[str, str]]:
+    """The (op, dtype) pairs of the AvoidedOps in `avoid` avoided whatever their attributes."""
+    return frozenset((a.op, a.dtype) for a in avoid if not a.roles)
 
 
 def _check_drawable(specs, names: list[str], dtypes: list[str] | None, kinds: tuple[str, ...], avoid: frozenset):

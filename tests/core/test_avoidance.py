@@ -9,7 +9,7 @@ from hirfuzz.campaign.avoidance import AvoidanceSchedule, Construct, PlanForm, c
 from hirfuzz.campaign.cases import CaseMaker
 from hirfuzz.campaign.settings import Settings
 from hirfuzz.core.coverage import Coverage
-from hirfuzz.core.generate import GenStats, drawable, generate_graph, single_op_graph
+from hirfuzz.core.generate import AvoidedOp, GenStats, drawable, generate_graph, single_op_graph
 from hirfuzz.core.passes import load_catalog
 from hirfuzz.core.plan import Cut, LoweringPlan
 from hirfuzz.core.spec import load_specs
@@ -52,7 +52,7 @@ def test_no_construct_from_an_unconfirmed_finding_several_ops_or_more_than_the_p
 
 def test_generation_never_draws_an_avoided_op_dtype_and_counts_each_draw_turned_down(specs):
     stats = GenStats()
-    avoid = frozenset({("atan2", "float32")})
+    avoid = frozenset({AvoidedOp("atan2", "float32")})
     drawn = set()
     for seed in range(8):
         graph = generate_graph(specs, np.random.default_rng(seed), 6, Coverage(), ops=["atan2", "abs"],
@@ -77,13 +77,13 @@ def test_an_offered_construct_takes_effect_at_the_next_case_generated_and_is_rec
     thread.join()
     schedule.offer(atan2, "findings/0002-crash-y")           # the same construct: avoided once
     schedule.offer(Construct("abs", "int8", "cuda"), "z")      # not a target of the campaign
-    assert schedule.avoided_at(5) == {("atan2", "float32")}
+    assert schedule.avoided_at(5) == {AvoidedOp("atan2", "float32")}
     assert schedule.avoided_at(4) == frozenset()             # the schedule says from which case
     assert schedule.to_json() == [{"construct": {"op": "atan2", "dtype": "float32", "target": "llvm"},
                                    "finding": "findings/0001-crash-x", "from_case": 5}]
     again = _schedule(specs, ["atan2", "abs"], None)
     again.restore(schedule.to_json())
-    assert again.avoided_at(7) == {("atan2", "float32")} and again.avoidances == schedule.avoidances
+    assert again.avoided_at(7) == {AvoidedOp("atan2", "float32")} and again.avoidances == schedule.avoidances
 
 
 def test_a_construct_that_would_leave_nothing_to_draw_is_kept_and_off_means_none(specs):

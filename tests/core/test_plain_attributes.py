@@ -6,7 +6,7 @@ import numpy as np
 
 from hirfuzz.campaign.avoidance import Construct, construct_of
 from hirfuzz.core.coverage import Coverage
-from hirfuzz.core.generate import AvoidedAttributes, GenStats, generate_graph
+from hirfuzz.core.generate import AvoidedOp, GenStats, generate_graph
 from hirfuzz.core.attributes import holds_roles, key_roles, plainer_values, roles_held
 from hirfuzz.campaign.reduction_steps import with_attribute
 from hirfuzz.protocol import GRADIENT, make_config
@@ -58,7 +58,7 @@ def test_a_one_operator_finding_that_needs_attributes_names_them_in_its_construc
     construct = construct_of({"kind": "wrong-result", "confirmed": True, **needs}, case)
     assert construct == Construct("nn.max_pool2d", "float64", GRADIENT, ("dilation",))
     assert construct.name == "nn.max_pool2d[float64] with dilation"
-    assert construct.avoided() == AvoidedAttributes("nn.max_pool2d", "float64", ("dilation",), gradient=True)
+    assert construct.avoided() == AvoidedOp("nn.max_pool2d", "float64", ("dilation",), gradient=True)
     assert construct_of({"kind": "wrong-result", "confirmed": True}, case).roles == ()
     # a wrong gradient keyed as one of its operators alone names that operator's construct
     # (bench25 relay13-now: max_pool2d's dilated gradient was found three times unavoided)
@@ -70,7 +70,7 @@ def test_a_one_operator_finding_that_needs_attributes_names_them_in_its_construc
 
 
 def test_generation_draws_an_op_only_without_what_an_avoided_construct_needs_of_it(specs):
-    avoid = frozenset({AvoidedAttributes("nn.max_pool2d", "float32", ("dilation",))})
+    avoid = frozenset({AvoidedOp("nn.max_pool2d", "float32", ("dilation",))})
     stats = GenStats()
     pools = []
     for seed in range(12):

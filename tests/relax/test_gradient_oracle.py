@@ -15,6 +15,7 @@ from hirfuzz.campaign.judge import Judge, Status
 from hirfuzz.campaign.oracles import ORACLES, Oracle
 from hirfuzz.campaign.reproducers import REPRO, FindingScripts
 from hirfuzz.campaign.verify import check_finding_scripts
+from hirfuzz.core.generate import AvoidedOp
 from hirfuzz.core.gradients import float_variables
 from hirfuzz.core.graph import Graph
 from hirfuzz.dialects import dialect_info, load_dialect
@@ -168,7 +169,7 @@ def test_a_gradient_finding_s_construct_is_avoided_in_gradient_cases_alone():
     schedule = AvoidanceSchedule(True, ["llvm"], lambda avoid: True)
     schedule.offer(construct, "wrong-result-1")
     avoid = schedule.avoided_at(0)
-    assert avoided_in(avoid, gradient=True) == {("cumsum", "float64")}
+    assert avoided_in(avoid, gradient=True) == {AvoidedOp("cumsum", "float64", gradient=True)}
     assert avoided_in(avoid, gradient=False) == frozenset()
 
 
