@@ -43,6 +43,7 @@ from ..core.targets import target_kinds
 from ..dialects.base import ILL_FORMED_STAGE
 from ..protocol import CHECK_ONLY, lowered_only
 from .oracles import ORACLES, Oracle, definition
+from .oracles.gradient import GradientDiffers
 
 if TYPE_CHECKING:
     from .cases import Case
@@ -639,27 +640,34 @@ class BlameOperatorAlone(OperatorBlame):
 
 class BlameGradientOperatorAlone(OperatorBlame):
     """Each operator of a gradient finding's reduced program alone under the gradient
-    configuration: the first whose gradient is wrong alone is what the finding is keyed as.
+    configuration: the first whose gradient is wrong alone is what a wrong gradient is keyed
+    as, and the first whose gradient has a wrong shape alone is what a gradient crash is.
 
     Why: a wrong gradient is keyed on the ops of its reduced program, and a reduction cut
     short by its budget (at the end of a --time run each gets its equal part of what is
     left, 10 s at least: two or three Relay gradient builds) leaves several. On seed 8
     (bench22) take's gradient with a negative axis was six findings, one reduced to `take`
-    alone and five cut short with three to six other operators beside it. Not budgeted: a
+    alone and five cut short with three to six other operators beside it. A gradient of the
+    wrong shape is passed on to the backward of the ops before it, which may crash on it:
+    Relax's `where` returns its broadcast operand's gradient uncollapsed, and conv2d's
+    backward feeding it raised "layout NCHW requires the input to be 4-dim" (bench25 relax
+    seed 13 0017 + 0018, bench26 0021 + 0023: one root cause, two findings). Not budgeted: a
     gradient program of one operator builds in a second or two, and the finding's key is
     worth those trials more than a smaller program is."""
     name = "gradient_operator_alone"
 
     def applies(self, reduction, state):
         finding, case = state.finding, state.case
-        return (finding.oracle == Oracle.GRADIENT.value and finding.kind == "wrong-result"
+        return (finding.oracle == Oracle.GRADIENT.value and finding.kind in ("wrong-result", "crash")
                 and case.disruption is None and len(case.graph.operators) > 1)
 
     def trial(self, reduction, state, graph, lowering):
         return reduction.variant(state.case, graph=graph, lowering=lowering, configs=[state.case.configs[-1]])
 
     def blames(self, state, found):
-        return found is not None and found.kind == "wrong-result" and found.oracle == state.finding.oracle
+        if found is None or found.kind != "wrong-result" or found.oracle != state.finding.oracle:
+            return False
+        return state.finding.kind == "wrong-result" or GradientDiffers.of(found) is GradientDiffers.SHAPE
 
 
 class FormAlone(Step):

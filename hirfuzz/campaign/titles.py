@@ -25,6 +25,7 @@ from ..dialects import dialect_info, dialect_infos
 from ..core.targets import target_kind, target_label
 from ..protocol import GRADIENT_PASS, describe_config, short_op_reprs
 from .oracles import Oracle, definition
+from .oracles.gradient import GradientDiffers
 
 TITLE_WIDTH = 100
 MIN_DETAIL = 30   # a head must leave this much room for the detail (or all of a shorter one)
@@ -404,8 +405,9 @@ def _config_phrase(config: dict | None) -> str:
 def _detail(finding: dict, values: dict, situation_: Situation) -> str:
     if situation_ is Situation.SILENT_ACCEPTANCE:
         return values.get("violation_detail", "")
-    if situation_ is Situation.WRONG_GRADIENT:  # what differs, the third field of its signature
-        return phrases()["gradient_differs"].get(finding["signature"].split("|")[2], "")
+    if situation_ is Situation.WRONG_GRADIENT:
+        what = GradientDiffers.of(finding)
+        return phrases()["gradient_differs"].get(what.value, "") if what else ""
     if situation_ in (Situation.WRONG_RESULT, Situation.WRONG_RESULT_AFTER_PASSES, Situation.WRONG_RESULT_ELSEWHERE,
                       Situation.HANG, Situation.HANG_AFTER_PASSES):
         return ""

@@ -146,17 +146,18 @@ def finite_differences(graph64: Graph, specs, values: dict, var_id: int, precisi
     return Estimate(gradient, smooth, scale)
 
 
-def expected_gradients(graph: Graph, inputs: list[np.ndarray], specs, no_grad: dict | None = None) -> dict:
+def expected_gradients(graph: Graph, inputs: list[np.ndarray], specs, no_grad: dict | None = None,
+                       differences: bool = True) -> dict:
     """What a graph's gradients are judged against on its `inputs` (one per variable): the
     reference's loss, the precision that sets the tolerances, and the finite differences of
     each variable whose gradient is asked for ("estimates", by node id; `no_grad` as
-    float_variables takes it)."""
+    float_variables takes it; none without `differences`)."""
     graph64 = widened(graph)
     values = widened_values({n.id: v for n, v in zip(graph.variables, inputs)})
     precision = precision_of(graph)
     return {"loss": reference_loss(graph64, specs, values), "precision": precision,
             "estimates": {n.id: finite_differences(graph64, specs, values, n.id, precision)
-                          for n in float_variables(graph, no_grad)}}
+                          for n in (float_variables(graph, no_grad) if differences else [])}}
 
 
 @dataclass

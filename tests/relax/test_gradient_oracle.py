@@ -3,11 +3,12 @@ configuration run by a real worker (Relax's Gradient on apache-tvm 0.27, built o
 judged against finite differences of the NumPy reference, and a finding's repro.py run
 alone as the campaign's verify step runs it."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import run_hirfuzz
+from conftest import put_pending, run_hirfuzz
 
 from hirfuzz.campaign.avoidance import AvoidanceSchedule, construct_of
 from hirfuzz.campaign.cases import avoided_in
@@ -219,3 +220,28 @@ def test_a_wrong_gradient_cut_short_is_keyed_as_its_operator_alone_and_joins_one
     assert len(finding["extra"]["merged"]) >= 1
     report = (out / row["path"] / "bug-report.md").read_text()
     assert "**Likely root:** `cumsum` alone: its gradient is wrong" in report
+
+
+WHERE_GRADIENT_SHAPE = Path(__file__).parent / "data" / "where_gradient_shape.json"
+
+
+def test_a_gradient_crash_fed_a_wrong_shaped_gradient_joins_that_operator_s_finding(tmp_path):
+    """where returns its broadcast operand's gradient uncollapsed (a wrong shape, alone);
+    conv2d's backward, fed it, raises in conv2d_transpose's type inference. The crash is
+    keyed as where alone, and the two are one finding (bench26 relax seed 13 0021 + 0023)."""
+    out = tmp_path / "out"
+    args = ["--seed", 3, "--iterations", 1, "--ops", 2, "--only-ops", "abs", "--no-pass-fuzz", "--jobs", 1,
+            "--versions", "none", "--no-progress", "--out", out]
+    assert run_hirfuzz(*args).returncode == 0
+    saved = json.loads(WHERE_GRADIENT_SHAPE.read_text())
+    put_pending(out, "crash-conv2d-backward", saved["crash"]["finding"], saved["crash"]["case"])
+    put_pending(out, "wrong-result-where", saved["shape"]["finding"], saved["shape"]["case"])
+    proc = run_hirfuzz(*args)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    [row] = summary["findings"]
+    finding = json.loads((out / row["path"] / "finding.json").read_text())
+    assert finding["extra"]["root_key"] == "root|wrong-result|gradient|shape|where"
+    aliases = json.loads((out / "aliases.json").read_text())
+    assert {row["signature"], *aliases} == {saved["crash"]["finding"]["signature"],
+                                           saved["shape"]["finding"]["signature"]}

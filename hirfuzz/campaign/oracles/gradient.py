@@ -14,11 +14,14 @@ a loss that differs from the reference's; a gradient whose shape is not its para
 gradient whose values differ from central finite differences of the reference
 (core.gradients: only elements around which the loss is smooth are judged). It judges only
 graphs within the autodiff's documented contract (the dialect's `outside_contract`), whose
-inputs keep every op in its domain, and with few enough elements for the differences to be
-cheap (MAX_ELEMENTS): the expected gradients are computed where it judges, so reduction's
-trials, which are judged again, get their own.
+inputs keep every op in its domain; gradient cases are drawn with few enough elements for
+the differences to be cheap (MAX_ELEMENTS), and a trial with more (an operator alone, its
+inputs made variables) is judged on its loss and shapes alone. The expected gradients are
+computed where it judges, so reduction's trials, which are judged again, get their own.
 """
 from __future__ import annotations
+
+from enum import Enum
 
 import numpy as np
 
@@ -35,6 +38,22 @@ from .base import Component, Oracle, OracleDefinition, mismatch_detail, result_s
 # reference (a few ms for a small graph) on the coordinator, where the judge runs
 MAX_ELEMENTS = 256
 GRADIENT_DTYPE = "float64"  # the differences are taken in float64: TVM's gradient at float64 is judged tightly
+
+
+class GradientDiffers(str, Enum):
+    """What a wrong gradient finding found differing first: the third field of its signature."""
+    LOSS = "loss"
+    SHAPE = "shape"
+    VALUES = "values"
+
+    @classmethod
+    def of(cls, finding) -> "GradientDiffers | None":
+        """What differs in a gradient oracle's wrong result (a Finding or its JSON); None for
+        any other finding."""
+        fields = (finding["signature"] if isinstance(finding, dict) else finding.signature).split("|")
+        if fields[:2] != ["wrong-result", Oracle.GRADIENT.value] or len(fields) < 3:
+            return None
+        return next((what for what in cls if what.value == fields[2]), None)
 
 
 class GradientOracle(OracleDefinition):
@@ -65,7 +84,11 @@ class GradientOracle(OracleDefinition):
         if len(outputs) != 1 + len(variables):
             return [Mismatch(-1, f"the gradient program returned {len(outputs)} tensors, expected the loss and "
                                  f"{len(variables)} gradients")]
-        expected = expected_gradients(case.graph, case.inputs, specs, no_grad)
+        # a program with more elements than differences are cheap for (an operator of a
+        # reduced program alone, its inputs made variables: OperatorBlame) is judged on its
+        # loss and its gradients' shapes
+        expected = expected_gradients(case.graph, case.inputs, specs, no_grad,
+                                      differences=elements(variables) <= MAX_ELEMENTS)
         loss, want = float(outputs[0]), expected["loss"]
         rtol, atol = loss_tolerance(expected["precision"], want)
         if not np.isclose(loss, want, rtol=rtol, atol=atol):
@@ -75,6 +98,8 @@ class GradientOracle(OracleDefinition):
             if tuple(got.shape) != tuple(node.type.shape):
                 found.append(Mismatch(position, f"x{node.id}'s gradient has shape {list(got.shape)}, "
                                                 f"its parameter {list(node.type.shape)}"))
+                continue
+            if node.id not in expected["estimates"]:
                 continue
             judged = judge_estimate(expected["estimates"][node.id], node.id, got, expected["precision"])
             if judged.wrong:
@@ -89,10 +114,11 @@ class GradientOracle(OracleDefinition):
         """Keyed on what differs (the loss, a gradient's shape or its values) and the ops of the
         program: a reduced program's ops name the op whose gradient is wrong."""
         first = mismatches[0]
-        what = "loss" if first.index <= 0 else ("shape" if "has shape" in first.detail else "values")
+        what = GradientDiffers.LOSS if first.index <= 0 else (
+            GradientDiffers.SHAPE if "has shape" in first.detail else GradientDiffers.VALUES)
         ops = ",".join(sorted({n.op for n in case.graph.operators}))
         return Finding(kind="wrong-result", oracle=self.name.value, stage="run",
-                       signature=f"wrong-result|{self.name.value}|{what}|{ops}",
+                       signature=f"wrong-result|{self.name.value}|{what.value}|{ops}",
                        message=f"the gradient of sum(main's float results) differs: {first.detail}{under}",
                        detail=mismatch_detail(mismatches), case=case.index, extra={"config": config})
 
@@ -104,7 +130,7 @@ class GradientOracle(OracleDefinition):
         gradient program is built: the reference oracle's root key for it. Relay 0.19's
         float64-to-float16 astype returns garbage, seen both ways on seeds 4 and 5 (bench20
         relay-now 0012 and 0020, bench21 0009 and 0012)."""
-        if finding.kind != "wrong-result" or "|loss|" not in finding.signature:
+        if GradientDiffers.of(finding) is not GradientDiffers.LOSS:
             return None
         target = target_kind(finding.extra["config"]["target"])  # as the reference oracle keys its own
         return f"{ROOT}|wrong-result|{Oracle.REFERENCE.value}|{target}|{result_site(case, 0)}"
@@ -118,7 +144,7 @@ def why_not_judged(case, gradients) -> str | None:
     dialect's autodiff terms (DialectInfo.gradient_support; None: it has none)."""
     if gradients is None:
         return "the dialect has no autodiff"
-    why = why_not_differentiable(case.graph, gradients)
+    why = why_outside(case.graph, gradients)
     if why:
         return why
     if not case.comparable:
@@ -129,12 +155,22 @@ def why_not_judged(case, gradients) -> str | None:
 def why_not_differentiable(graph, gradients) -> str | None:
     """Why a graph is not made a gradient case (None: it may be): nothing to differentiate,
     outside the autodiff's contract, or too many elements for cheap finite differences."""
-    variables = float_variables(graph, gradients.DECLARED_NO_GRAD)
-    if not variables or not float_results(graph):
-        return "no float variable or result"
-    why = gradients.outside_contract(graph)
+    why = why_outside(graph, gradients)
     if why:
-        return f"{OUTSIDE_CONTRACT}: {why}"
-    if sum(int(np.prod(n.type.shape, dtype=np.int64)) for n in variables) > MAX_ELEMENTS:
+        return why
+    if elements(float_variables(graph, gradients.DECLARED_NO_GRAD)) > MAX_ELEMENTS:
         return f"more than {MAX_ELEMENTS} float input elements"
     return None
+
+
+def why_outside(graph, gradients) -> str | None:
+    """Why a graph's gradient is not judged at all (None: it is): nothing to differentiate,
+    or outside the autodiff's contract."""
+    if not float_variables(graph, gradients.DECLARED_NO_GRAD) or not float_results(graph):
+        return "no float variable or result"
+    why = gradients.outside_contract(graph)
+    return f"{OUTSIDE_CONTRACT}: {why}" if why else None
+
+
+def elements(variables) -> int:
+    return sum(int(np.prod(n.type.shape, dtype=np.int64)) for n in variables)
