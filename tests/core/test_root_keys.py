@@ -321,6 +321,22 @@ def test_only_a_frame_of_tvms_own_python_places_a_crash_that_no_cpp_frame_does()
     assert "|stage:build|" in root_key(signature, _PREFIXES, detail=passed_on)
 
 
+def test_a_helper_checking_its_argument_places_a_crash_at_its_caller():
+    """topi's get_const_int raises for whoever gives it a symbolic extent: prelu's and
+    slice_scatter's are two faults (bench25 relax seed 13, one key before)."""
+    site = "/venv/lib/python3.11/site-packages"
+    checker = f'  File "{site}/tvm/topi/utils.py", line 125, in get_const_int\n'
+    prelu = f'  File "{site}/tvm/topi/nn/elemwise.py", line 137, in prelu\n'
+    slice_scatter = f'  File "{site}/tvm/topi/slice_scatter.py", line 39, in slice_scatter\n'
+    in_hirfuzz = '  File "/work/hirfuzz/dialects/relax/passes.py", line 80, in apply_passes\n'
+    assert tvm_python_frame(f"Traceback:\n{prelu}{checker}") == "tvm/topi/nn/elemwise.py:prelu>get_const_int"
+    assert tvm_python_frame(f"Traceback:\n{slice_scatter}{checker}") == "tvm/topi/slice_scatter.py:slice_scatter>get_const_int"
+    assert tvm_python_frame(f"Traceback:\n{in_hirfuzz}{checker}") == "tvm/topi/utils.py:get_const_int"
+    signature = crash_signature("build", "ValueError", "Expect value to be constant int", "")
+    assert root_key(signature, _PREFIXES, detail=prelu + checker) != root_key(signature, _PREFIXES,
+                                                                             detail=slice_scatter + checker)
+
+
 def test_an_ir_node_a_message_prints_is_the_programs_not_the_faults():
     # Relay 0.19's ToMixedPrecision on a callee that is itself a call (to_mixed_precision.cc):
     # a global function's getter, or a function literal called at once
