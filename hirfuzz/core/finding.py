@@ -145,6 +145,24 @@ def tvm_python_frame(trace: str) -> str:
 _CODEGEN_FRAME = re.compile(r"^\s*0: (tvm::codegen::[\w:]+)\(", re.M)
 
 
+# an innermost frame in topi's C++ (header-only: include/tvm/topi/), which the signature's
+# frame, from src/ alone, leaves out: an op's C++ compute raising on what legalization gave it
+_TOPI_HEADER = re.compile(r"/include/(tvm/topi/[^\"]+\.h)$")
+
+
+def topi_frame(trace: str) -> str:
+    """The topi function a traceback's last frame is in ("tvm/topi/transform.h:tvm::te::Tensor
+    tvm::topi::reverse_sequence(...)"), or "". Why: reverse_sequence's check on a symbolic batch
+    was keyed on the pass that legalized it, FoldConstant in one finding, the build's
+    LegalizeOps in another (bench26 relax seed 13 0016 + 0026)."""
+    frames = _ANY_FRAME.findall(trace or "")
+    if not frames:
+        return ""
+    path, fn = frames[-1]
+    header = _TOPI_HEADER.search(path)
+    return f"{header.group(1)}:{fn.strip()}" if header else ""
+
+
 def codegen_frame(trace: str) -> str:
     """The code generator's function a TVM 0.19 backtrace's innermost frame names, or ""."""
     found = _CODEGEN_FRAME.search(trace or "")
@@ -542,9 +560,9 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     if len(parts) < 4:
         return None
     stage, exc_type, frame, message = parts
-    # no C++ frame: where TVM's Python raised it (topi's prelu in LegalizeOps, run as a pass
-    # or inside relax.build: one fault in two stages), else the stage
-    frame = frame or tvm_python_frame(detail) or codegen_frame(detail)
+    # no C++ frame of src/: where TVM's Python raised it (topi's prelu in LegalizeOps, run as
+    # a pass or inside relax.build: one fault in two stages), or topi's C++, else the stage
+    frame = frame or tvm_python_frame(detail) or topi_frame(detail) or codegen_frame(detail)
     where = frame or f"stage:{stage}"
     if not frame and stage == "passes" and failed_pass and exc_type == RELAY_TYPE_ERROR:
         # Relay's type checker raising at the end of a pass (a FunctionPass infers the types

@@ -11,7 +11,7 @@ from hirfuzz.campaign.oracles import Oracle, definition
 from hirfuzz.campaign.reducer import _PREFIXES, Job, Reduction
 from hirfuzz.campaign.reduction_steps import Finishing, OperatorAlone
 from hirfuzz.core.finding import (Finding, crash_signature, ill_formed_signature, lone_operator_key, root_key,
-                                  stale_type_carrier, tvm_python_frame)
+                                  stale_type_carrier, topi_frame, tvm_python_frame)
 from hirfuzz.core.spec import load_specs
 from hirfuzz.protocol import make_config
 from graph_json import graph_of, op, var
@@ -660,3 +660,20 @@ def test_a_finding_keyed_as_its_operator_alone_has_that_operator_s_lone_key(tmp_
     assert Reduction.operator_key_of(job, state) is None  # two operators: no lone key of its own
     state.alone = OperatorAlone("stack", raised("stack"), alone)
     assert Reduction.operator_key_of(job, state) == "root|pass-operator|ConvertLayout|stack"
+
+
+def test_a_crash_in_topis_cpp_is_keyed_there_whichever_pass_legalized_it():
+    """topi's C++ is header-only (include/tvm/topi/), which the signature's frame (src/ alone)
+    leaves out: reverse_sequence's check on a symbolic batch was keyed on FoldConstant in one
+    finding and on the build's LegalizeOps in another (bench26 relax seed 13 0016 + 0026)."""
+    site = "/venv/lib/python3.11/site-packages"
+    legalized = (f'  File "{site}/tvm/topi/transform.py", line 173, in reverse_sequence\n'
+                 '  File "/project/include/tvm/topi/transform.h", line 278, in tvm::te::Tensor '
+                 'tvm::topi::reverse_sequence(const tvm::te::Tensor&, int, int)\n')
+    assert topi_frame(legalized) == "tvm/topi/transform.h:tvm::te::Tensor tvm::topi::reverse_sequence(" \
+                                    "const tvm::te::Tensor&, int, int)"
+    assert topi_frame('  File "/project/include/tvm/ffi/error.h", line 9, in Throw\n') == ""
+    message = "Check failed: (GetConstInt(seq_lengths->shape[0]) == GetConstInt(x->shape[batch_axis]))"
+    keys = {root_key(crash_signature(stage, "InternalError", message, ""), _PREFIXES, failed_pass, legalized)
+            for stage, failed_pass in (("passes", "FoldConstant"), ("build", "LegalizeOps"))}
+    assert len(keys) == 1 and "|tvm/topi/transform.h:" in keys.pop()
