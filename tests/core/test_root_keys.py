@@ -307,15 +307,22 @@ def test_a_finished_death_is_keyed_on_the_fatal_line_of_its_reduced_programs_log
         "root|crash|SIGABRT|LLVMContextImpl.cpp:")
 
 
+SITE = "/venv/lib/python3.11/site-packages"
+IN_HIRFUZZ = '  File "/work/hirfuzz/dialects/relay/passes.py", line 80, in apply_passes\n'
+
+
+def frame(path: str, function: str) -> str:
+    """A Python traceback's line for a frame."""
+    return f'  File "{path}", line 1, in {function}\n'
+
+
 def test_only_a_frame_of_tvms_own_python_places_a_crash_that_no_cpp_frame_does():
-    site = "/venv/lib/python3.10/site-packages"
-    raised_in_topi = f'  File "{site}/tvm/topi/utils.py", line 125, in get_const_int\n'
+    raised_in_topi = frame(f"{SITE}/tvm/topi/utils.py", "get_const_int")
     # TVM 0.19's FFI passing a C++ error on, with no backtrace: its frame says nothing of where
-    passed_on = f'  File "{site}/tvm/_ffi/base.py", line 481, in raise_last_ffi_error\n'
-    in_hirfuzz = '  File "/work/hirfuzz/dialects/relay/passes.py", line 80, in apply_passes\n'
-    assert tvm_python_frame(f'Traceback:\n{in_hirfuzz}{raised_in_topi}') == "tvm/topi/utils.py:get_const_int"
+    passed_on = frame(f"{SITE}/tvm/_ffi/base.py", "raise_last_ffi_error")
+    assert tvm_python_frame(f'Traceback:\n{IN_HIRFUZZ}{raised_in_topi}') == "tvm/topi/utils.py:get_const_int"
     assert tvm_python_frame(f'Traceback:\n{raised_in_topi}{passed_on}') == ""
-    assert tvm_python_frame(f'Traceback:\n{raised_in_topi}{in_hirfuzz}') == ""
+    assert tvm_python_frame(f'Traceback:\n{raised_in_topi}{IN_HIRFUZZ}') == ""
     signature = crash_signature("build", "ValueError", "Expect value to be constant int", "")
     assert "|tvm/topi/utils.py:get_const_int|" in root_key(signature, _PREFIXES, detail=raised_in_topi)
     assert "|stage:build|" in root_key(signature, _PREFIXES, detail=passed_on)
@@ -324,14 +331,12 @@ def test_only_a_frame_of_tvms_own_python_places_a_crash_that_no_cpp_frame_does()
 def test_a_helper_checking_its_argument_places_a_crash_at_its_caller():
     """topi's get_const_int raises for whoever gives it a symbolic extent: prelu's and
     slice_scatter's are two faults (bench25 relax seed 13, one key before)."""
-    site = "/venv/lib/python3.11/site-packages"
-    checker = f'  File "{site}/tvm/topi/utils.py", line 125, in get_const_int\n'
-    prelu = f'  File "{site}/tvm/topi/nn/elemwise.py", line 137, in prelu\n'
-    slice_scatter = f'  File "{site}/tvm/topi/slice_scatter.py", line 39, in slice_scatter\n'
-    in_hirfuzz = '  File "/work/hirfuzz/dialects/relax/passes.py", line 80, in apply_passes\n'
+    checker = frame(f"{SITE}/tvm/topi/utils.py", "get_const_int")
+    prelu = frame(f"{SITE}/tvm/topi/nn/elemwise.py", "prelu")
+    slice_scatter = frame(f"{SITE}/tvm/topi/slice_scatter.py", "slice_scatter")
     assert tvm_python_frame(f"Traceback:\n{prelu}{checker}") == "tvm/topi/nn/elemwise.py:prelu>get_const_int"
     assert tvm_python_frame(f"Traceback:\n{slice_scatter}{checker}") == "tvm/topi/slice_scatter.py:slice_scatter>get_const_int"
-    assert tvm_python_frame(f"Traceback:\n{in_hirfuzz}{checker}") == "tvm/topi/utils.py:get_const_int"
+    assert tvm_python_frame(f"Traceback:\n{IN_HIRFUZZ}{checker}") == "tvm/topi/utils.py:get_const_int"
     signature = crash_signature("build", "ValueError", "Expect value to be constant int", "")
     assert root_key(signature, _PREFIXES, detail=prelu + checker) != root_key(signature, _PREFIXES,
                                                                              detail=slice_scatter + checker)
@@ -666,13 +671,12 @@ def test_a_crash_in_topis_cpp_is_keyed_there_whichever_pass_legalized_it():
     """topi's C++ is header-only (include/tvm/topi/), which the signature's frame (src/ alone)
     leaves out: reverse_sequence's check on a symbolic batch was keyed on FoldConstant in one
     finding and on the build's LegalizeOps in another (bench26 relax seed 13 0016 + 0026)."""
-    site = "/venv/lib/python3.11/site-packages"
-    legalized = (f'  File "{site}/tvm/topi/transform.py", line 173, in reverse_sequence\n'
-                 '  File "/project/include/tvm/topi/transform.h", line 278, in tvm::te::Tensor '
-                 'tvm::topi::reverse_sequence(const tvm::te::Tensor&, int, int)\n')
+    legalized = (frame(f"{SITE}/tvm/topi/transform.py", "reverse_sequence")
+                 + frame("/project/include/tvm/topi/transform.h",
+                         "tvm::te::Tensor tvm::topi::reverse_sequence(const tvm::te::Tensor&, int, int)"))
     assert topi_frame(legalized) == "tvm/topi/transform.h:tvm::te::Tensor tvm::topi::reverse_sequence(" \
                                     "const tvm::te::Tensor&, int, int)"
-    assert topi_frame('  File "/project/include/tvm/ffi/error.h", line 9, in Throw\n') == ""
+    assert topi_frame(frame("/project/include/tvm/ffi/error.h", "Throw")) == ""
     message = "Check failed: (GetConstInt(seq_lengths->shape[0]) == GetConstInt(x->shape[batch_axis]))"
     keys = {root_key(crash_signature(stage, "InternalError", message, ""), _PREFIXES, failed_pass, legalized)
             for stage, failed_pass in (("passes", "FoldConstant"), ("build", "LegalizeOps"))}
