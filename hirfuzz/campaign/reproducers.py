@@ -101,7 +101,8 @@ class FindingScripts:
         config = case.configs[-1]  # the failing one: isolation put it last
         writer = self.info.reproducer_writer()
         if config.get(GRADIENT):  # its own program, and one script: the harness, with the gradients to expect
-            expected = gradient_expectation(case, self.specs, self.info.declared_no_grad()) if finding.kind == "wrong-result" else None
+            expected = (gradient_expectation(case, self.specs, self.info.declared_no_grad())
+                        if finding.kind == "wrong-result" else None)
             # a dialect that cannot write its loss program itself is given the worker's text of it
             script = None if self.info.writes_plain_modules else self.module_script(case, config)
             harness = writer.render_gradient(case.graph, self.specs, finding, config, case.inputs, case.runnable,

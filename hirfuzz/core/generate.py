@@ -577,7 +577,8 @@ def drawable(specs, names: list[str], dtypes: list[str] | None, kinds: tuple[str
     """Whether some op of `names` has a dtype allowed, buildable on every target and not
     avoided whatever its attributes (`avoid`: AvoidedOps): without one, no graph can ever be drawn."""
     whole = avoided_whole(avoid)
-    return any((dtypes is None or d in dtypes) and (name, d) not in whole and specs.ops[name].excluded_dtype(d, kinds) is None
+    return any((dtypes is None or d in dtypes) and (name, d) not in whole
+               and specs.ops[name].excluded_dtype(d, kinds) is None
                for name in names for d in specs.ops[name].dtypes)
 
 

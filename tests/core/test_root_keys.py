@@ -335,7 +335,8 @@ def test_a_helper_checking_its_argument_places_a_crash_at_its_caller():
     prelu = frame(f"{SITE}/tvm/topi/nn/elemwise.py", "prelu")
     slice_scatter = frame(f"{SITE}/tvm/topi/slice_scatter.py", "slice_scatter")
     assert tvm_python_frame(f"Traceback:\n{prelu}{checker}") == "tvm/topi/nn/elemwise.py:prelu>get_const_int"
-    assert tvm_python_frame(f"Traceback:\n{slice_scatter}{checker}") == "tvm/topi/slice_scatter.py:slice_scatter>get_const_int"
+    assert (tvm_python_frame(f"Traceback:\n{slice_scatter}{checker}")
+            == "tvm/topi/slice_scatter.py:slice_scatter>get_const_int")
     assert tvm_python_frame(f"Traceback:\n{IN_HIRFUZZ}{checker}") == "tvm/topi/utils.py:get_const_int"
     signature = crash_signature("build", "ValueError", "Expect value to be constant int", "")
     assert root_key(signature, _PREFIXES, detail=prelu + checker) != root_key(signature, _PREFIXES,
