@@ -667,7 +667,7 @@ class BlameGradientOperatorAlone(OperatorBlame):
     def blames(self, state, found):
         if found is None or found.kind != "wrong-result" or found.oracle != state.finding.oracle:
             return False
-        return state.finding.kind == "wrong-result" or GradientDiffers.of(found) is GradientDiffers.SHAPE
+        return state.finding.kind == "wrong-result" or GradientDiffers.of(found.signature) is GradientDiffers.SHAPE
 
 
 class FormAlone(Step):

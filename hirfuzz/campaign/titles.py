@@ -406,7 +406,7 @@ def _detail(finding: dict, values: dict, situation_: Situation) -> str:
     if situation_ is Situation.SILENT_ACCEPTANCE:
         return values.get("violation_detail", "")
     if situation_ is Situation.WRONG_GRADIENT:
-        what = GradientDiffers.of(finding)
+        what = GradientDiffers.of(finding["signature"])
         return phrases()["gradient_differs"].get(what.value, "") if what else ""
     if situation_ in (Situation.WRONG_RESULT, Situation.WRONG_RESULT_AFTER_PASSES, Situation.WRONG_RESULT_ELSEWHERE,
                       Situation.HANG, Situation.HANG_AFTER_PASSES):

@@ -47,10 +47,10 @@ class GradientDiffers(str, Enum):
     VALUES = "values"
 
     @classmethod
-    def of(cls, finding) -> "GradientDiffers | None":
-        """What differs in a gradient oracle's wrong result (a Finding or its JSON); None for
-        any other finding."""
-        fields = (finding["signature"] if isinstance(finding, dict) else finding.signature).split("|")
+    def of(cls, signature: str) -> "GradientDiffers | None":
+        """What differs in a gradient oracle's wrong result, by its signature; None for any
+        other finding's."""
+        fields = signature.split("|")
         if fields[:2] != ["wrong-result", Oracle.GRADIENT.value] or len(fields) < 3:
             return None
         return next((what for what in cls if what.value == fields[2]), None)
@@ -130,7 +130,7 @@ class GradientOracle(OracleDefinition):
         gradient program is built: the reference oracle's root key for it. Relay 0.19's
         float64-to-float16 astype returns garbage, seen both ways on seeds 4 and 5 (bench20
         relay-now 0012 and 0020, bench21 0009 and 0012)."""
-        if GradientDiffers.of(finding) is not GradientDiffers.LOSS:
+        if GradientDiffers.of(finding.signature) is not GradientDiffers.LOSS:
             return None
         target = target_kind(finding.extra["config"]["target"])  # as the reference oracle keys its own
         return f"{ROOT}|wrong-result|{Oracle.REFERENCE.value}|{target}|{result_site(case, 0)}"
