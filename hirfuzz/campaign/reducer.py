@@ -35,7 +35,8 @@ from ..core.attributes import key_roles
 from .report import bug_report
 from .sandbox import Worker, WorkerError
 from .target_independence import judge_target
-from ..core.finding import (Finding, failed_pass_of, lone_operator_key, pass_failed_in, pass_root_key, root_key,
+from ..core.finding import (Finding, failed_pass_of, lone_operator_key, narrowing_root_key, pass_failed_in,
+                            pass_root_key, root_key,
                             short_id, stale_type_carrier)
 from ..protocol import AUTODIFF, GRADIENT, decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
@@ -443,6 +444,8 @@ class Reduction:
             return pass_root_key(failed_in)
         if state.alone is not None:  # an operator of it fails alone: that failure is the root (operator_alone)
             return with_needs(self._root_key_on(state.alone.found, state.alone.case), state, {state.alone.op})
+        if state.narrowed_by is not None:  # it goes away once a pass's narrowing is checked (narrowing_cause)
+            return narrowing_root_key(state.narrowed_by)
         signature = state.finding.signature
         if state.finding.kind == "wrong-result":
             # the reduced program's own run; a program the reduction could not shrink is its own reduced one
@@ -643,10 +646,21 @@ class Reduction:
     def finding_of(self, case) -> Finding | None:
         """What the oracles make of the case run again (None: nothing, or no worker): one
         trial of the running step."""
+        return self._trial(case)[1]
+
+    def runs_clean(self, case) -> bool:
+        """Does the case run again with nothing found, on a worker that answered? (A trial
+        no worker ran, or the finding's budget refused, is no evidence that it passes.)"""
+        answered, found = self._trial(case)
+        return answered and found is None
+
+    def _trial(self, case) -> tuple[bool, Finding | None]:
+        """(whether a worker answered, what the oracles make of its answer): one trial of
+        the running step."""
         if self.stop.is_set():
             raise Interrupted
         if self.running is not None and self.running.budgeted and not self.budget.allows(self.running.name):
-            return None  # past the finding's budget: the step keeps the case it has
+            return False, None  # past the finding's budget: the step keeps the case it has
         self.step.calls += 1
         if self.share is not None:
             with self.host.lock:
@@ -654,13 +668,13 @@ class Reduction:
         try:
             answer = self.worker.run_one(case.request, self.s.timeout_s)
         except WorkerError:
-            return None
+            return False, None
         if isinstance(answer, dict) and answer.get("mutators"):
             self.last_mutators = list(answer["mutators"])
         if isinstance(answer, dict) and answer.get("builds_saved"):
             with self.host.lock:  # a trial's baseline is often built already (worker.BuildCache)
                 self.host.counters.builds_saved_reducing += answer["builds_saved"]
-        return self.host.classify(case, answer).finding
+        return True, self.host.classify(case, answer).finding
 
     def failed_alike(self, found: Finding | None, signature: str, oracle_may_change: bool = False) -> bool:
         """Is a trial's finding the finding's failure (`same_signature`)? A step takes a

@@ -156,9 +156,15 @@ def _mutant_lines(finding: dict) -> list[str]:
 
 def _keyed_as_lines(finding: dict) -> list[str]:
     """Where one operator of the program fails alone (reduction_steps BlameOperatorAlone: the
-    same passes; BlameGradientOperatorAlone: its gradient): the fault the failure grew from,
-    which the finding is one of."""
-    keyed = finding.get("extra", {}).get("keyed_as")
+    same passes; BlameGradientOperatorAlone: its gradient), or a pass's narrowing is what
+    it fails of (NarrowingCause): the fault the failure grew from, which the finding is one of."""
+    extra = finding.get("extra", {})
+    narrowed_by = extra.get("narrowed_by")
+    if narrowed_by:  # reduction_steps.NarrowingCause
+        return [f"**Likely root:** `{narrowed_by['pass']}` types calls narrower than their operators infer and "
+                "drops the run-time check that made it sound; with each such call checked again (a `match_cast` "
+                "after it, right after that pass), the program passes.", ""]
+    keyed = extra.get("keyed_as")
     if not keyed:
         return []
     what = "its gradient is wrong" if finding.get("oracle") == "gradient" else "fails the same passes"

@@ -477,6 +477,13 @@ def pass_root_key(pass_name: str) -> str:
     return f"{ROOT}|pass|{pass_name}|one root cause"
 
 
+def narrowing_root_key(pass_name: str) -> str:
+    """The root key of a failure that goes away once the run-time checks `pass_name` dropped
+    are put back (reduction_steps.NarrowingCause): that pass's narrowing, wherever the
+    program trips over it later."""
+    return f"{ROOT}|narrowing|{pass_name}"
+
+
 def lone_operator_key(pass_name: str, operator: str, construct: str = "") -> str:
     """The root key of a pass's failure (a raise, an ill-formed output, a death) on a program
     reduced to one operator, plainly lowered (no lowering plan, no mutant, which a pass may

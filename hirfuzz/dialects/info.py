@@ -51,6 +51,11 @@ class DialectInfo:
     # TVM-free module of its autodiff's terms (`gradient_specs`, `outside_contract`) where its
     # TVM differentiates programs (the gradient oracle: campaign/oracles/gradient.py); None: not
     gradients: str | None = None
+    # the factory (`module:function`, a user step's `import`) of a pass that puts back the
+    # run-time checks a pass dropped when it typed calls narrower than their operators infer:
+    # a crash that goes away with it is keyed on that pass's narrowing
+    # (reduction_steps.NarrowingCause); None: not tried
+    widening: str | None = None
 
     def gradient_support(self):
         """Its autodiff's terms (the `gradients` module), or None where it has none."""

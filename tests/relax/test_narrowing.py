@@ -1,6 +1,9 @@
 """Calls typed narrower than their operator infers (dialects/relax/narrowing.py), against real
 TVM 0.27: CanonicalizeBindings leaves them where it drops a match_cast it made trivial, and
 `widened` puts that match_cast back, which makes the failures they cause later go away."""
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 import tvm
@@ -212,3 +215,38 @@ def test_narrowing_effect_finds_a_campaign_finding_caused_by_its_narrowing():
     assert row["before"]["status"] == "fails" and "emit_te now only supports" in row["before"]["message"]
     assert row["after"]["status"] == "passes"
     assert verdict(row) == "CLEARED"
+
+
+NARROWING_FINDINGS = Path(__file__).parent / "data" / "narrowing.json"
+
+
+def test_a_crash_that_goes_away_once_the_narrowing_is_checked_is_keyed_on_the_narrowing_pass(tmp_path):
+    """Three saved findings of one campaign finished by a real one (reduction_steps.NarrowingCause):
+    FoldConstant's type mismatch and the build's CodeGenVM, each after CanonicalizeBindings
+    narrowed a call, pass with the widening right after it, and are one finding keyed on
+    that narrowing; topi::reverse_sequence after FoldBatchnormToConv2D's narrowing fails
+    alike with it, and keeps its own key (bench26 relax seed 13 0039, 0022 and 0026)."""
+    from conftest import put_pending, run_hirfuzz
+    out = tmp_path / "out"
+    args = ["--seed", 3, "--iterations", 1, "--ops", 2, "--only-ops", "abs", "--no-pass-fuzz", "--jobs", 1,
+            "--versions", "none", "--no-progress", "--out", out]
+    assert run_hirfuzz(*args).returncode == 0
+    saved = json.loads(NARROWING_FINDINGS.read_text())
+    for name in ("fold_constant", "build", "reverse_sequence"):
+        put_pending(out, f"crash-{name}", saved[name]["finding"], saved[name]["case"])
+    proc = run_hirfuzz(*args)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["unconfirmed"] == []
+    folders = {}  # root key -> the finding's folder
+    for row in summary["findings"]:
+        folders[json.loads((out / row["path"] / "finding.json").read_text())["extra"]["root_key"]] = out / row["path"]
+    assert len(folders) == len(summary["findings"]) == 2, folders.keys()
+    assert any("topi::reverse_sequence" in key for key in folders), folders.keys()
+    folder = folders["root|narrowing|CanonicalizeBindings"]
+    narrowing = json.loads((folder / "finding.json").read_text())
+    assert narrowing["extra"]["narrowed_by"] == {"pass": "CanonicalizeBindings", "position": 0}
+    assert "**Likely root:** `CanonicalizeBindings` types calls narrower" in (folder / "bug-report.md").read_text()
+    aliases = json.loads((out / "aliases.json").read_text())
+    assert {narrowing["signature"], *aliases} == {saved["fold_constant"]["finding"]["signature"],
+                                                 saved["build"]["finding"]["signature"]}

@@ -57,4 +57,5 @@ INFO = DialectInfo(name="relax", tvm="apache-tvm 0.27", executors=EXECUTORS, bas
                    setup_check=SetupCheck("relax", "relax.build and run a tiny function on llvm", _SETUP_CHECK),
                    # the fusing one first: a GPU's default pipeline fuses, and its bugs are most often FuseTIR's
                    llvm_pipelines=(TARGET_DEFAULT_PIPELINE, "default"),
-                   gradients="hirfuzz.dialects.relax.gradients")
+                   gradients="hirfuzz.dialects.relax.gradients",
+                   widening="hirfuzz.dialects.relax.narrowing:widening_pass")
