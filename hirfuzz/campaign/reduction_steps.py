@@ -676,8 +676,11 @@ class NarrowingCause(Step):
     """Whether a crash after a pass goes away once the run-time checks that pass dropped are
     put back (DialectInfo.widening, inserted right after it; Relax: narrowing.widened): the
     first pass of the failing sequence after which it does is what the finding is keyed as
-    (state.narrowed_by, extra.narrowed_by), wherever the program trips over it later. The
-    case is not changed.
+    (state.narrowed_by, extra.narrowed_by), wherever the program trips over it later: the
+    pass itself, or where it runs others inside itself (its catalog entry's `runs_inside_it`),
+    the first of those, so that CanonicalizeBindings' narrowing is one key whether it ran as
+    a pass or inside RemoveRedundantReshape or InlinePrivateFunctions (bench27 relax seed 16:
+    three findings, one through each). The case is not changed.
 
     Why: TVM 0.27's CanonicalizeBindings keeps a match_cast whose symbolic variable has a
     run-time use (an If on `n >= 1`) but puts the constant it binds into later annotations,
@@ -708,8 +711,13 @@ class NarrowingCause(Step):
         for position in range(failure_position(finding, passes)):
             widened = {**config, "passes": [*passes[:position + 1], widening, *passes[position + 1:]]}
             if reduction.runs_clean(_under(reduction, case, widened, finding)):
-                state.narrowed_by = passes[position]["name"]
-                finding.extra["narrowed_by"] = {"pass": state.narrowed_by, "position": position}
+                step = passes[position]
+                inside = step.get("runs_inside_it") or []
+                # a pass running others inside itself narrows through the first (the pattern
+                # rewrites and InlinePrivateFunctions run CanonicalizeBindings first)
+                state.narrowed_by = inside[0] if inside else step["name"]
+                finding.extra["narrowed_by"] = {"pass": step["name"], "position": position,
+                                                "inside": inside[0] if inside else None}
                 return case
         return case
 

@@ -161,7 +161,8 @@ def _keyed_as_lines(finding: dict) -> list[str]:
     extra = finding.get("extra", {})
     narrowed_by = extra.get("narrowed_by")
     if narrowed_by:  # reduction_steps.NarrowingCause
-        return [f"**Likely root:** `{narrowed_by['pass']}` types calls narrower than their operators infer and "
+        inside = f" (through the `{narrowed_by['inside']}` it runs inside itself)" if narrowed_by.get("inside") else ""
+        return [f"**Likely root:** `{narrowed_by['pass']}`{inside} types calls narrower than their operators infer and "
                 "drops the run-time check that made it sound; with each such call checked again (a `match_cast` "
                 "after it, right after that pass), the program passes.", ""]
     keyed = extra.get("keyed_as")

@@ -223,16 +223,18 @@ NARROWING_FINDINGS = Path(__file__).parent / "data" / "narrowing.json"
 def test_a_crash_that_goes_away_once_the_narrowing_is_checked_is_keyed_on_the_narrowing_pass(tmp_path):
     """Three saved findings of one campaign finished by a real one (reduction_steps.NarrowingCause):
     FoldConstant's type mismatch and the build's CodeGenVM, each after CanonicalizeBindings
-    narrowed a call, pass with the widening right after it, and are one finding keyed on
-    that narrowing; topi::reverse_sequence after FoldBatchnormToConv2D's narrowing fails
-    alike with it, and keeps its own key (bench26 relax seed 13 0039, 0022 and 0026)."""
+    narrowed a call, and ConvertLayout after RemoveRedundantReshape narrowed one through the
+    CanonicalizeBindings it runs inside itself, pass with the widening right after the
+    narrowing pass, and are one finding keyed on CanonicalizeBindings' narrowing;
+    topi::reverse_sequence after FoldBatchnormToConv2D's narrowing fails alike with it, and
+    keeps its own key (bench26 relax seed 13 0039, 0022 and 0026; bench27 seed 16 0002)."""
     from conftest import put_pending, run_hirfuzz
     out = tmp_path / "out"
     args = ["--seed", 3, "--iterations", 1, "--ops", 2, "--only-ops", "abs", "--no-pass-fuzz", "--jobs", 1,
             "--versions", "none", "--no-progress", "--out", out]
     assert run_hirfuzz(*args).returncode == 0
     saved = json.loads(NARROWING_FINDINGS.read_text())
-    for name in ("fold_constant", "build", "reverse_sequence"):
+    for name in ("fold_constant", "build", "reverse_sequence", "pattern_rewrite"):
         put_pending(out, f"crash-{name}", saved[name]["finding"], saved[name]["case"])
     proc = run_hirfuzz(*args)
     assert proc.returncode == 0, proc.stderr
@@ -245,8 +247,8 @@ def test_a_crash_that_goes_away_once_the_narrowing_is_checked_is_keyed_on_the_na
     assert any("topi::reverse_sequence" in key for key in folders), folders.keys()
     folder = folders["root|narrowing|CanonicalizeBindings"]
     narrowing = json.loads((folder / "finding.json").read_text())
-    assert narrowing["extra"]["narrowed_by"] == {"pass": "CanonicalizeBindings", "position": 0}
+    assert narrowing["extra"]["narrowed_by"] == {"pass": "CanonicalizeBindings", "position": 0, "inside": None}
     assert "**Likely root:** `CanonicalizeBindings` types calls narrower" in (folder / "bug-report.md").read_text()
     aliases = json.loads((out / "aliases.json").read_text())
-    assert {narrowing["signature"], *aliases} == {saved["fold_constant"]["finding"]["signature"],
-                                                 saved["build"]["finding"]["signature"]}
+    assert {narrowing["signature"], *aliases} == {saved[name]["finding"]["signature"]
+                                                 for name in ("fold_constant", "build", "pattern_rewrite")}
