@@ -26,12 +26,13 @@ one: a match_cast dropped, nothing checks the claim at run time)? A finding whos
 one (or on the first pass it runs inside itself that narrows alike, alone), whatever
 fails later; the others keep their key. TVM's well_formed makes this check only for
 call_tir (its FValidate). A projection: that the narrowed call is what fails later is
-not checked here (a program may carry it and fail for another reason), which is why no
-campaign keys findings so; tools/narrowing_effect.py checks it (the failure with the
-narrowing undone: narrowing.widened). Nor is the narrowing itself a TVM bug: tools/narrowing_triggers.py
-finds each one a known refinement (CanonicalizeBindings substitutes the constants a kept
-match_cast binds the symbols to, then drops the match_cast this made trivial), so it is no
-well-formedness check either.
+not checked here (a program may carry it and fail for another reason); tools/narrowing_effect.py
+checks it (the failure with the narrowing undone: narrowing.widened), and campaigns key a
+finding on its narrowing only where that check clears it (reduction step narrowing_cause).
+tools/narrowing_triggers.py finds each narrowing a refinement CanonicalizeBindings makes on
+purpose (it substitutes the constants a kept match_cast binds the symbols to, then drops
+the match_cast this made trivial), so it is no well-formedness check; bench26's readers
+count the failures it leads to as one TVM fault.
 """
 from __future__ import annotations
 
@@ -48,9 +49,10 @@ import tvm  # noqa: E402
 from hirfuzz.campaign.cases import Case  # noqa: E402
 from hirfuzz.campaign.judge import Judge  # noqa: E402
 from hirfuzz.campaign.reducer import _PREFIXES, operator_key_on  # noqa: E402
-from hirfuzz.campaign.reduction_steps import PASS_STAGES, failure_position, fails_no_later  # noqa: E402
+from hirfuzz.campaign.reduction_steps import (PASS_STAGES, failure_position, fails_no_later,  # noqa: E402
+                                              narrowing_pass)
 from hirfuzz.core.calls import call_records  # noqa: E402
-from hirfuzz.core.finding import (ROOT, Finding, failed_pass_of, pass_failed_in,  # noqa: E402
+from hirfuzz.core.finding import (ROOT, Finding, failed_pass_of, narrowing_root_key, pass_failed_in,  # noqa: E402
                                   pass_root_key, root_key, stale_type_carrier)
 from hirfuzz.core.graph import Graph  # noqa: E402
 from hirfuzz.core.passes import load_catalog  # noqa: E402
@@ -76,8 +78,14 @@ def current_key(finding: dict, case_json: dict | None = None, one_root_cause: fr
     where the finding says (extra.failed_pass), else on its reduced program's one pass; a
     ToMixedPrecision type error also on what in its reduced program (`case_json`, its
     case.json) carries the stale type (stale_type_carrier); a failure in a pass of
-    `one_root_cause` (its catalog entry's) on that pass alone; any other as saved."""
-    if finding["kind"] != "crash":
+    `one_root_cause` (its catalog entry's) on that pass alone; a crash a campaign found
+    going away with a pass's narrowing checked (extra.narrowed_by: a trial, which this does
+    not run again) on that pass as keyed now (reduction_steps.narrowing_pass); any other as
+    saved."""
+    narrowed_by = finding["extra"].get("narrowed_by")
+    if narrowed_by and case_json is not None:
+        return narrowing_root_key(narrowing_pass(case_json["configs"][-1]["passes"][narrowed_by["position"]]))
+    if finding["kind"] != "crash" or narrowed_by:
         return saved_key(finding)
     failed_in = pass_failed_in(finding["extra"], finding.get("stage", "passes"))
     if failed_in in one_root_cause:

@@ -712,14 +712,19 @@ class NarrowingCause(Step):
             widened = {**config, "passes": [*passes[:position + 1], widening, *passes[position + 1:]]}
             if reduction.runs_clean(_under(reduction, case, widened, finding)):
                 step = passes[position]
-                inside = step.get("runs_inside_it") or []
-                # a pass running others inside itself narrows through the first (the pattern
-                # rewrites and InlinePrivateFunctions run CanonicalizeBindings first)
-                state.narrowed_by = inside[0] if inside else step["name"]
-                finding.extra["narrowed_by"] = {"pass": step["name"], "position": position,
-                                                "inside": inside[0] if inside else None}
+                state.narrowed_by = narrowing_pass(step)
+                inside = state.narrowed_by if state.narrowed_by != step["name"] else None
+                finding.extra["narrowed_by"] = {"pass": step["name"], "position": position, "inside": inside}
                 return case
         return case
+
+
+def narrowing_pass(step: dict) -> str:
+    """The pass a narrowing step narrows by (NarrowingCause): the step's own, or where it runs
+    others inside itself, the first of them (the pattern rewrites and InlinePrivateFunctions
+    run CanonicalizeBindings first)."""
+    inside = step.get("runs_inside_it") or []
+    return inside[0] if inside else step["name"]
 
 
 class FormAlone(Step):
