@@ -36,8 +36,7 @@ from .report import bug_report
 from .sandbox import Worker, WorkerError
 from .target_independence import judge_target
 from ..core.finding import (Finding, failed_pass_of, lone_operator_key, narrowing_root_key, pass_failed_in,
-                            pass_root_key, root_key,
-                            short_id, stale_type_carrier)
+                            pass_root_key, root_key, short_id, stale_type_carrier)
 from ..protocol import AUTODIFF, GRADIENT, decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
 from .reduction_budget import FindingBudget, FinishingTime, ReductionShare
