@@ -651,7 +651,9 @@ class Reduction:
         """Does the case run again with nothing found, on a worker that answered? (A trial
         no worker ran, or the finding's budget refused, is no evidence that it passes.)"""
         answered, found = self._trial(case)
-        return answered and found is None
+        clean = answered and found is None
+        self.step.successes += clean  # the trial the step asked for: it takes what it shows
+        return clean
 
     def _trial(self, case) -> tuple[bool, Finding | None]:
         """(whether a worker answered, what the oracles make of its answer): one trial of
