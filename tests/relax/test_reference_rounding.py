@@ -1,0 +1,20 @@
+"""References that round as TVM does where rounding decides the result, against apache-tvm
+0.27: a discontinuous op computed in a narrow float, whose own rounding crosses the
+discontinuity."""
+import numpy as np
+
+from test_relax_int_semantics import run_both
+
+# (a, b) in float16 whose quotient rounds up to an integer in float16 (48.9975 to 49, 9.9986
+# to 10, 8.9978 to 9): TVM's floor_mod is 0 there, np.mod's (computed wider) about b
+# (bench27 relax seed 16 0037, a false alarm)
+QUOTIENT_ROUNDS_UP = ([28.78125, 6.7421875, 15.8515625], [0.58740234375, 0.67431640625, 1.76171875])
+
+
+def test_float16_floor_mod_rounds_its_quotient_as_tvm_does(specs):
+    a, b = (np.array(values, dtype="float16") for values in QUOTIENT_ROUNDS_UP)
+    assert np.all(np.abs(np.mod(a, b) - b) < 0.01)  # what the reference computed before: about b
+    facts, got = run_both(specs, "floor_mod", "float16", a, b)
+    assert facts.stable
+    np.testing.assert_allclose(got.astype("float64"), facts.value.astype("float64"), atol=1e-3)
+    np.testing.assert_allclose(got.astype("float64"), 0.0, atol=1e-2)
