@@ -292,8 +292,9 @@ def ill_formed_root(blamed_pass: str, complaint: str, said: str = "", construct:
       the input dtype). One fault whether the integer is signed or not (the program's), and
       whether the type checker says it or BroadcastRel (the consumer's), and wherever it sits;
     - two floats: a type left stale, which the construct that carries it tells apart
-      (`construct`, stale_type_carrier): a let binding (the Let handler annotates the
-      variable with its value's type before the value's own is known again), a call to a
+      (`construct`, stale_type_carrier): an If's let binding (the Let handler annotates the
+      variable with its value's type before the value's own is known again), a let-bound
+      closure (which fails so even where nothing calls it: bench27 probe), a call to a
       global function (returned unchanged, its arguments not cast to the callee's
       parameters, which the function pass converts on its own), a function literal's call
       (its arguments cast to float32 whatever its parameters declare). Keyed on the
@@ -339,9 +340,14 @@ def stale_type_carrier(lowering: dict | None, graph: dict | None, steps: list[di
     """What in a reduced program carries the type ToMixedPrecision leaves stale, read from
     its lowering plan (core.plan) and the passes run before ToMixedPrecision: "function
     literal" (FuseOps or EtaExpand of a global made one), "global call" (a global function
-    that computes a float, or a closure LambdaLift lifted), "let binding" (a let-bound
-    closure or If), or "" where it has none of these. A global function of integers only
-    carries no float type, nor a stale one."""
+    that computes a float, or a closure LambdaLift lifted), "let-bound closure", "let
+    binding" (a let-bound If), or "" where it has none of these. A global function of
+    integers only carries no float type, nor a stale one.
+
+    A closure and an If are two faults: a let-bound closure fails with nothing calling it,
+    an If with no closure near it (TVM 0.19, hand-written probes); keyed as one, an If's
+    finding held a campaign's closure failures as merged members and none was filed
+    apart (bench27 relay seed 17, grad40 0002: three of six members)."""
     plan = (lowering or {}).get("plan") or {}
     floats = _float_nodes(graph)
     cuts = plan.get("functions") or []
@@ -362,7 +368,7 @@ def stale_type_carrier(lowering: dict | None, graph: dict | None, steps: list[di
         elif name == _DROPS_LETS:
             has["if"] = False
     for construct, label in (("literal", "function literal"), ("global", "global call"),
-                             ("closure", "let binding"), ("if", "let binding")):
+                             ("closure", "let-bound closure"), ("if", "let binding")):
         if has[construct]:
             return label
     return ""

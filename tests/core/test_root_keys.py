@@ -485,7 +485,7 @@ def test_a_pass_that_lifts_or_wraps_what_carries_the_type_changes_the_construct(
     local = _plan([(2, 2, "local", True)])
     floats = _nodes(("float32", None), ("float32", [[0, 0]]), ("float32", [[1, 0]]))
     # crash-be3cfe482c: LambdaLift made the closure a global function
-    assert stale_type_carrier(local, floats, [_TMP]) == "let binding"
+    assert stale_type_carrier(local, floats, [_TMP]) == "let-bound closure"
     assert stale_type_carrier(local, floats, [{"name": "LambdaLift", "args": {}}, _TMP]) == "global call"
     # 0005: EtaExpand(expand_global_var=True) calls the global through a function literal
     a_global = _plan([(0, 2, "global", False)])

@@ -155,3 +155,51 @@ def test_a_mixed_precision_fault_raised_in_the_pass_or_left_ill_formed_has_one_k
     assert "BroadcastRel" in replies["int16_conv_raised"]["message"]
     assert keys["int16_conv_raised"] == keys["uint16_batch_matmul_ill_formed"] != keys["global_raised"], keys
     assert keys["int16_conv_raised"].endswith("In particular `halfN` does not match `intN`"), keys
+
+
+# a let-bound closure nothing calls, and an If with no closure: each alone fails ToMixedPrecision
+CLOSURE_AND_IF = r'''
+import json
+import tvm
+from tvm import relay
+from hirfuzz.dialects import load_dialect
+HEAD = '#[version = "0.0.5"]\n'
+PROGRAMS = {
+    "closure_never_called": HEAD + """def @main(%x: Tensor[(2, 3), float32]) {
+  let %l = fn (%a: Tensor[(2, 3), float32]) { sigmoid(%a) };
+  %x
+}""",
+    "if_without_a_closure": HEAD + """def @main(%x: Tensor[(2, 3), float32], %c: bool) {
+  %0 = if (%c) { sigmoid(%x) } else { sigmoid(%x) };
+  add(%0, %x)
+}""",
+    "closure_not_let_bound": HEAD + """def @main(%x: Tensor[(2, 3), float32]) {
+  %0 = fn (%a: Tensor[(2, 3), float32]) { sigmoid(%a) };
+  %1 = (%0, %x);
+  %1.1
+}""",
+}
+STEP = {"name": "ToMixedPrecision", "args": {"mixed_precision_type": "float16", "missing_op_mode": 2}}
+dialect = load_dialect("relay")
+failed = {}
+for name, text in PROGRAMS.items():
+    mod = relay.transform.InferType()(tvm.relay.parse(text))
+    try:
+        dialect.apply_passes(mod, {"passes": [STEP], "opt_level": 3})
+        failed[name] = False
+    except Exception:
+        dialect.take_diagnostics()
+        failed[name] = True
+print("FAILED " + json.dumps(failed))
+'''
+
+
+def test_a_let_bound_closure_and_an_if_each_fail_mixed_precision_alone():
+    """Why a stale float type carried by a let-bound closure and one carried by an If are
+    keyed apart (core.finding.stale_type_carrier): each fails with nothing of the other, the
+    closure with nothing calling it (so it is no call-boundary fault, as a global call is),
+    and a closure that is not let-bound converts cleanly."""
+    proc = run_in_relay("-c", CLOSURE_AND_IF, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    failed = json.loads(proc.stdout.split("FAILED ", 1)[1])
+    assert failed == {"closure_never_called": True, "if_without_a_closure": True, "closure_not_let_bound": False}
