@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, ClassVar, Iterable, Protocol
 
 import numpy as np
 
-from ..core.finding import Finding
+from ..core.finding import Finding, in_operator_code
 from ..core.passes import minimise_sequence, stand_ins_for, unmet_requirements
 from ..core.plan import LoweringPlan
 from ..core.attributes import plainer_values, roles_held
@@ -690,7 +690,11 @@ class NarrowingCause(Step):
     "cannot emit", ScatterND's shape check). bench26's readers counted 7 findings of Relax
     seed 13 and 6 of seed 14 as that one fault (tools/narrowing_effect.py clears 5 of seed
     13's so). A failure that stays once the checks are back (topi::reverse_sequence on a
-    symbolic batch, which a hand-written program fails too) keeps its own key. Not
+    symbolic batch, which a hand-written program fails too) keeps its own key, and so does
+    one in an operator's own code (core.finding.in_operator_code), whose shapes a user can
+    give it too: topi's prelu asking for a constant channel count after the narrowing went
+    away with it checked, and was joined under the narrowing (bench27 relax seed 18 0016, a
+    merged member), where prelu fails alike on a symbolic channel a user writes. Not
     budgeted: a trial is check-only where the failure is in a pass, and the key is what
     spares a maintainer the repeats."""
     name = "narrowing_cause"
@@ -699,7 +703,8 @@ class NarrowingCause(Step):
         finding, case = state.finding, state.case
         position = failure_position(finding, case.configs[-1].get("passes") or [])
         return (reduction.host.info.widening is not None and finding.kind == "crash"
-                and case.disruption is None and state.alone is None and bool(position))
+                and case.disruption is None and state.alone is None and bool(position)
+                and not in_operator_code(finding.signature, finding.detail))
 
     def run(self, reduction, state):
         finding, case = state.finding, state.case

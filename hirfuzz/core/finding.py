@@ -163,6 +163,17 @@ def topi_frame(trace: str) -> str:
     return f"{header.group(1)}:{fn.strip()}" if header else ""
 
 
+def in_operator_code(signature: str, detail: str) -> bool:
+    """Whether a crash is placed in an operator's own implementation, TVM's topi (its Python,
+    tvm_python_frame, or its C++ headers, topi_frame), as root_key places it: that operator's
+    fault on the shapes it was given, which a user can give it too, whatever pass gave them."""
+    parts = signature.split("|")
+    if "crash" not in parts:
+        return False
+    frame = (parts[parts.index("crash") + 3:] or [""])[0]  # after the stage and the exception
+    return "tvm/topi/" in (frame or tvm_python_frame(detail) or topi_frame(detail))
+
+
 def codegen_frame(trace: str) -> str:
     """The code generator's function a TVM 0.19 backtrace's innermost frame names, or ""."""
     found = _CODEGEN_FRAME.search(trace or "")

@@ -10,8 +10,8 @@ from hirfuzz.campaign.coordinator import Campaign, Settings
 from hirfuzz.campaign.oracles import Oracle, definition
 from hirfuzz.campaign.reducer import _PREFIXES, Job, Reduction
 from hirfuzz.campaign.reduction_steps import Finishing, OperatorAlone
-from hirfuzz.core.finding import (Finding, crash_signature, ill_formed_signature, lone_operator_key, root_key,
-                                  stale_type_carrier, topi_frame, tvm_python_frame)
+from hirfuzz.core.finding import (Finding, crash_signature, ill_formed_signature, in_operator_code, lone_operator_key,
+                                  root_key, stale_type_carrier, topi_frame, tvm_python_frame)
 from hirfuzz.core.spec import load_specs
 from hirfuzz.protocol import make_config
 from graph_json import graph_of, op, var
@@ -341,6 +341,17 @@ def test_a_helper_checking_its_argument_places_a_crash_at_its_caller():
     signature = crash_signature("build", "ValueError", "Expect value to be constant int", "")
     assert root_key(signature, _PREFIXES, detail=prelu + checker) != root_key(signature, _PREFIXES,
                                                                              detail=slice_scatter + checker)
+
+
+def test_a_crash_in_topi_is_in_an_operator_s_code_and_one_in_a_pass_is_not():
+    checker = frame(f"{SITE}/tvm/topi/utils.py", "get_const_int")
+    prelu = frame(f"{SITE}/tvm/topi/nn/elemwise.py", "prelu")
+    raised = "pass-order|" + crash_signature("build", "ValueError", "Expect value to be constant int", "")
+    assert in_operator_code(raised, f"Traceback:\n{prelu}{checker}")
+    assert not in_operator_code(raised, f"Traceback:\n{IN_HIRFUZZ}")
+    codegen = "pass-order|crash|build|InternalError|relax/backend/vm/codegen_vm.cc:Instruction::Arg VisitExpr_|cannot emit"
+    assert not in_operator_code(codegen, "")
+    assert not in_operator_code("wrong-result|gradient|values|where", "")
 
 
 def test_an_ir_node_a_message_prints_is_the_programs_not_the_faults():
