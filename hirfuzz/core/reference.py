@@ -1017,7 +1017,8 @@ def interpret(graph: Graph, specs, leaf_values: dict[int, np.ndarray]) -> dict[R
             mag = max([_magnitude(arr)] + [f.magnitude for f in ins])
             ref = Ref(node.id, i)
             values[ref] = arr
-            facts[ref] = TensorFacts(arr, exact, stable and not failed and not at_limit, rtol, atol, mag, failed, smooth)
+            compared = stable and not failed and not at_limit
+            facts[ref] = TensorFacts(arr, exact, compared, rtol, atol, mag, failed, smooth)
     return facts
 
 

@@ -349,7 +349,8 @@ def test_a_crash_in_topi_is_in_an_operator_s_code_and_one_in_a_pass_is_not():
     raised = "pass-order|" + crash_signature("build", "ValueError", "Expect value to be constant int", "")
     assert in_operator_code(raised, f"Traceback:\n{prelu}{checker}")
     assert not in_operator_code(raised, f"Traceback:\n{IN_HIRFUZZ}")
-    codegen = "pass-order|crash|build|InternalError|relax/backend/vm/codegen_vm.cc:Instruction::Arg VisitExpr_|cannot emit"
+    codegen = ("pass-order|crash|build|InternalError|relax/backend/vm/codegen_vm.cc:Instruction::Arg VisitExpr_|"
+               "cannot emit")
     assert not in_operator_code(codegen, "")
     assert not in_operator_code("wrong-result|gradient|values|where", "")
 
