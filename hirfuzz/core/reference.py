@@ -1029,7 +1029,7 @@ def _at_float_limit(magnitude: float, dtype: str) -> bool:
         return False
     try:
         return magnitude >= float(np.finfo(dtype).max) / 2
-    except TypeError:
+    except (TypeError, ValueError):  # NumPy's finfo raises ValueError for "float8_e4m3fn"
         return False
 
 

@@ -32,3 +32,9 @@ def test_an_average_of_values_at_the_float_limit_is_not_compared(specs):
     assert not facts.stable
     facts, got = run_both(specs, "nn.avg_pool2d", "float32", [[[[1.5, 2.5]]]], out_shape=(1, 1, 1, 1), **attrs)
     assert facts.stable and np.allclose(got, facts.value)
+
+
+def test_a_float_type_numpy_does_not_know_is_never_at_its_limit():
+    from hirfuzz.core.reference import _at_float_limit
+    assert not _at_float_limit(1e38, "float8_e4m3fn") and not _at_float_limit(1e38, "bfloat16")
+    assert _at_float_limit(2e38, "float32") and not _at_float_limit(1e38, "float32")
