@@ -41,7 +41,7 @@ from ..protocol import AUTODIFF, GRADIENT, decode_array, describe_config
 from .oracles import ORACLES, Oracle, definition
 from .reduction_budget import FindingBudget, FinishingTime, ReductionShare
 from .reduction_host import ReductionHost
-from .reduction_steps import ISOLATING, KEYING, REDUCING, Finishing, StepStats, configs_under
+from .reduction_steps import ISOLATING, KEYING, REDUCING, Finishing, StepStats, configs_under, narrowed_pass
 from .reproducers import HARNESS, REPRO, ReproForm, FindingScripts
 from .triage import classify_finding
 from .verify import ReproOutcome
@@ -443,8 +443,9 @@ class Reduction:
             return pass_root_key(failed_in)
         if state.alone is not None:  # an operator of it fails alone: that failure is the root (operator_alone)
             return with_needs(self._root_key_on(state.alone.found, state.alone.case), state, {state.alone.op})
-        if state.narrowed_by is not None:  # it goes away once a pass's narrowing is checked (narrowing_cause)
-            return narrowing_root_key(state.narrowed_by)
+        narrowed = narrowed_pass(state.finding.extra)
+        if narrowed is not None:  # it goes away once a pass's narrowing is checked (narrowing_cause)
+            return narrowing_root_key(narrowed)
         signature = state.finding.signature
         if state.finding.kind == "wrong-result":
             # the reduced program's own run; a program the reduction could not shrink is its own reduced one

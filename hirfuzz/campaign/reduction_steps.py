@@ -93,7 +93,6 @@ class Finishing:
     whole: bool = False            # no configuration alone killed the worker: the case keeps all of them
     reduced_signature: str | None = None  # the signature the reduced program's own run had (Confirm)
     alone: "OperatorAlone | None" = None  # the operator whose failure alone is the finding's (BlameOperatorAlone)
-    narrowed_by: str | None = None  # the pass whose narrowing the failure goes away without (NarrowingCause)
     # per operator of the reduced program whose attributes were made plainer, the roles of
     # those it needs (SimplifyAttributes): a wrong result's root key names them
     needs: dict[str, list[str]] = field(default_factory=dict)
@@ -676,7 +675,7 @@ class NarrowingCause(Step):
     """Whether a crash after a pass goes away once the run-time checks that pass dropped are
     put back (DialectInfo.widening, inserted right after it; Relax: narrowing.widened): the
     first pass of the failing sequence after which it does is what the finding is keyed as
-    (state.narrowed_by, extra.narrowed_by), wherever the program trips over it later: the
+    (extra.narrowed_by, narrowed_pass), wherever the program trips over it later: the
     pass itself, or where it runs others inside itself (its catalog entry's `runs_inside_it`),
     the first of those, so that CanonicalizeBindings' narrowing is one key whether it ran as
     a pass or inside RemoveRedundantReshape or InlinePrivateFunctions (bench27 relax seed 16:
@@ -717,11 +716,18 @@ class NarrowingCause(Step):
             widened = {**config, "passes": [*passes[:position + 1], widening, *passes[position + 1:]]}
             if reduction.runs_clean(_under(reduction, case, widened, finding)):
                 step = passes[position]
-                state.narrowed_by = narrowing_pass(step)
-                inside = state.narrowed_by if state.narrowed_by != step["name"] else None
-                finding.extra["narrowed_by"] = {"pass": step["name"], "position": position, "inside": inside}
+                inside = narrowing_pass(step)
+                finding.extra["narrowed_by"] = {"pass": step["name"], "position": position,
+                                                "inside": inside if inside != step["name"] else None}
                 return case
         return case
+
+
+def narrowed_pass(extra: dict) -> str | None:
+    """The pass a finished finding's narrowing is keyed on (NarrowingCause's extra.narrowed_by:
+    the one it ran inside where there is one), or None where it was not keyed so."""
+    narrowed_by = extra.get("narrowed_by")
+    return (narrowed_by.get("inside") or narrowed_by["pass"]) if narrowed_by else None
 
 
 def narrowing_pass(step: dict) -> str:

@@ -163,15 +163,22 @@ def topi_frame(trace: str) -> str:
     return f"{header.group(1)}:{fn.strip()}" if header else ""
 
 
+def placed_frame(frame: str, detail: str) -> str:
+    """Where root_key places a crash: its signature's C++ frame of src/, else where TVM's
+    Python raised it (topi's prelu in LegalizeOps, run as a pass or inside relax.build: one
+    fault in two stages), or topi's C++, or the code generator; "" where none says."""
+    return frame or tvm_python_frame(detail) or topi_frame(detail) or codegen_frame(detail)
+
+
 def in_operator_code(signature: str, detail: str) -> bool:
-    """Whether a crash is placed in an operator's own implementation, TVM's topi (its Python,
-    tvm_python_frame, or its C++ headers, topi_frame), as root_key places it: that operator's
-    fault on the shapes it was given, which a user can give it too, whatever pass gave them."""
+    """Whether a crash is placed in an operator's own implementation, TVM's topi (its Python
+    or its C++ headers), as root_key places it (placed_frame): that operator's fault on the
+    shapes it was given, which a user can give it too, whatever pass gave them."""
     parts = signature.split("|")
     if "crash" not in parts:
         return False
     frame = (parts[parts.index("crash") + 3:] or [""])[0]  # after the stage and the exception
-    return "tvm/topi/" in (frame or tvm_python_frame(detail) or topi_frame(detail))
+    return "tvm/topi/" in placed_frame(frame, detail)
 
 
 def codegen_frame(trace: str) -> str:
@@ -584,10 +591,8 @@ def root_key(signature: str, oracle_prefixes: set[str], failed_pass: str | None 
     if len(parts) < 4:
         return None
     stage, exc_type, frame, message = parts
-    # no C++ frame of src/: where TVM's Python raised it (topi's prelu in LegalizeOps, run as
-    # a pass or inside relax.build: one fault in two stages), or topi's C++, else the stage
-    frame = frame or tvm_python_frame(detail) or topi_frame(detail) or codegen_frame(detail)
-    where = frame or f"stage:{stage}"
+    frame = placed_frame(frame, detail)
+    where = frame or f"stage:{stage}"  # no frame says where: the stage
     if not frame and stage == "passes" and failed_pass and exc_type == RELAY_TYPE_ERROR:
         # Relay's type checker raising at the end of a pass (a FunctionPass infers the types
         # of the module it made): the pass left an ill-typed module, as an ill-formed finding
