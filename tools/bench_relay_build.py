@@ -41,7 +41,7 @@ def draw_cases(out: Path, args) -> list[dict]:
                         tvm_python=python, tvm_env=env, gradients=args.gradients, check_cases=0,
                         reduce=False, verify=False, versions=[])
     with contextlib.redirect_stdout(sys.stderr):  # what the campaign says is not the benchmark's
-        _, seen = run_recording(Campaign(settings, load_specs(), progress=False))
+        _, seen = run_recording(Campaign(settings, load_specs(dialect="relay"), progress=False))
     return [{"request": case.request, "configs": case.configs} for case in seen]
 
 
