@@ -356,6 +356,38 @@ def _traits(request: dict) -> dict:
     return op_traits((request.get("calls") or {}).values())
 
 
+# a configuration is run protocol.REPEAT_RUNS times where its first run took less than this:
+# runs take milliseconds but for Relay's interpreter (the higher-order gradient's: seconds),
+# where more runs would cost a campaign more than they could find
+RUN_AGAIN_UNDER_S = 1.0
+
+
+def run_repeatedly(dialect, executable, config: dict, inputs: list) -> list:
+    """The outputs to judge of REPEAT_RUNS runs: the first run's, or the first later run's
+    that differ from them. A kernel that reads memory it never wrote is right on fresh pages
+    and wrong on what an earlier run left, so a worker fresh from a restart would miss it,
+    and a reduction trial pass by chance; a run whose results differ from the first's is
+    the one to judge (nondeterminism within tolerance is no finding there either)."""
+    from .protocol import REPEAT_RUNS
+    t0 = time.perf_counter()
+    first = dialect.run(executable, config, inputs)
+    if time.perf_counter() - t0 >= RUN_AGAIN_UNDER_S:
+        return first
+    for _ in range(REPEAT_RUNS - 1):
+        again = dialect.run(executable, config, inputs)
+        if not _same_arrays(first, again):
+            return again
+    return first
+
+
+def _same_arrays(a: list, b: list) -> bool:
+    """Bit for bit (NaN where NaN): two runs of one program on one input."""
+    import numpy as np
+    return len(a) == len(b) and all(
+        x.shape == y.shape and x.dtype == y.dtype and np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")
+        for x, y in zip(a, b))
+
+
 def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "BuildCache | None" = None,
                anew: Callable | None = None) -> dict:
     """Passes, build (or a reused build: `BuildCache`), load and run under one configuration.
@@ -397,7 +429,7 @@ def run_config(dialect, mod, config: dict, inputs: list, run: bool, cache: "Buil
             stage = "run"
             TRAIL.at(Stage.RUN)
             t0 = time.perf_counter()
-            outputs = dialect.run(executable, config, inputs)
+            outputs = run_repeatedly(dialect, executable, config, inputs)
             timings["run"] = stages["run"] = _lap(t0)
     except ExecutorCannotTake as exc:
         return {"status": "skipped", "reason": str(exc), "timings": timings, "stages": stages}

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..core.finding import Finding
 from ..core.targets import target_kind
-from ..protocol import REPRO_MARK as MARK, describe_config
+from ..protocol import REPEAT_RUNS, REPRO_MARK as MARK, describe_config
 
 
 def source_of(module_file: Path, name: str) -> str:
@@ -81,10 +81,15 @@ def user_pass(path, search_dir, args):
 """
 
 
+# a harness runs the built program REPEAT_RUNS times (protocol.REPEAT_RUNS), each run on fresh
+# input tensors and judged on its own
+RUNS_LINES = [f"RUNS = {REPEAT_RUNS}  # each run judged alone: some wrong results show only on a later run"]
+
+
 def data_lines(inputs: list[np.ndarray], expected: list | None, rejection: bool) -> list[str]:
     """INPUTS, EXPECTED and EXPECT_REJECTION."""
     why = "an invalid program: accepting it is the bug" if rejection else "a valid program"
-    lines = [f"EXPECT_REJECTION = {rejection!r}  # {why}",
+    lines = [f"EXPECT_REJECTION = {rejection!r}  # {why}", *RUNS_LINES,
              "INPUTS = [", *[f"    {array_code(a)}," for a in inputs], "]"]
     if expected is None:
         return lines + ["EXPECTED = None"]
@@ -94,7 +99,7 @@ def data_lines(inputs: list[np.ndarray], expected: list | None, rejection: bool)
     return lines + ["]"]
 
 
-# the end of every reproducer's main(), once `outputs` holds the results
+# the end of every reproducer's main(), once `runs` holds each run's results
 CHECK_RESULTS = '''
     if EXPECT_REJECTION:
         print("{mark} accepted")
@@ -102,22 +107,27 @@ CHECK_RESULTS = '''
     if EXPECTED is None:
         print("{mark} ok")
         return 0
-    failed = False
-    for i, (got, (want, rtol, atol)) in enumerate(zip(outputs, EXPECTED)):
-        if want is None:
-            continue  # not comparable: rounding may have been amplified
-        if got.dtype != want.dtype or got.shape != want.shape:
-            print(f"result {{i}}: got {{got.dtype}}{{list(got.shape)}}, expected {{want.dtype}}{{list(want.shape)}}")
-            failed = True
-        elif atol == 0 and rtol == 0:
-            if not np.array_equal(got, want):
-                print(f"result {{i}}: {{int(np.sum(got != want))}} elements differ\\n got {{got}}\\n expected {{want}}")
+    for run, outputs in enumerate(runs, 1):
+        failed = False
+        for i, (got, (want, rtol, atol)) in enumerate(zip(outputs, EXPECTED)):
+            if want is None:
+                continue  # not comparable: rounding may have been amplified
+            if got.dtype != want.dtype or got.shape != want.shape:
+                print(f"result {{i}}: got {{got.dtype}}{{list(got.shape)}}, expected {{want.dtype}}{{list(want.shape)}}")
                 failed = True
-        elif not np.allclose(got.astype("float64"), want.astype("float64"), rtol=rtol, atol=atol):
-            print(f"result {{i}}: outside rtol={{rtol}} atol={{atol}}\\n got {{got}}\\n expected {{want}}")
-            failed = True
-    print("{mark} mismatch" if failed else "{mark} ok")
-    return 1 if failed else 0
+            elif atol == 0 and rtol == 0:
+                if not np.array_equal(got, want):
+                    print(f"result {{i}}: {{int(np.sum(got != want))}} elements differ\\n got {{got}}\\n expected {{want}}")
+                    failed = True
+            elif not np.allclose(got.astype("float64"), want.astype("float64"), rtol=rtol, atol=atol):
+                print(f"result {{i}}: outside rtol={{rtol}} atol={{atol}}\\n got {{got}}\\n expected {{want}}")
+                failed = True
+        if failed:
+            print(f"(on run {{run}} of {{len(runs)}})")
+            print("{mark} mismatch")
+            return 1
+    print("{mark} ok")
+    return 0
 
 
 if __name__ == "__main__":
@@ -154,9 +164,9 @@ def gradient_expectation_lines(expected: dict | None) -> list[str]:
     per float parameter, the finite differences, the mask of smooth elements and tolerances;
     `EXPECTED = None` where the finding is a crash."""
     if expected is None:
-        return ["EXPECTED = None"]
+        return [*RUNS_LINES, "EXPECTED = None"]
     rtol, atol = expected["loss_tolerance"]
-    lines = [f"EXPECTED_LOSS = {expected['loss']!r}  # the NumPy reference's, in float64",
+    lines = [*RUNS_LINES, f"EXPECTED_LOSS = {expected['loss']!r}  # the NumPy reference's, in float64",
              f"LOSS_RTOL, LOSS_ATOL = {rtol!r}, {atol!r}",
              "# per float parameter: its name, the gradient central finite differences of the reference give,",
              "# where the loss is smooth around each element (only those are judged), rtol, atol",
@@ -165,21 +175,22 @@ def gradient_expectation_lines(expected: dict | None) -> list[str]:
               for name, value, smooth, g_rtol, g_atol in expected["gradients"]]
     return lines + ["]"]
 
-# the end of a gradient reproducer's main() (dialects/*/repro.py), once `outputs` holds the loss
-# and the gradients: its verdict, `differs` comparing them with what the reference expects
+# the end of a gradient reproducer's main() (dialects/*/repro.py), once `runs` holds each run's
+# loss and gradients: its verdict, `differs` comparing them with what the reference expects
 GRADIENT_VERDICT = '''    except Exception as exc:
         print(f"{mark} stage={{stage}} error={{type(exc).__name__}}")
         raise
     if EXPECTED is None:
         print("{mark} ok")
         return 0
-    said = differs(outputs)
-    if said is None:
-        print("{mark} ok")
-        return 0
-    print(said)
-    print("{mark} mismatch")
-    return 1
+    for run, outputs in enumerate(runs, 1):
+        said = differs(outputs)
+        if said is not None:
+            print(f"{{said}} (on run {{run}} of {{len(runs)}})")
+            print("{mark} mismatch")
+            return 1
+    print("{mark} ok")
+    return 0
 
 
 if __name__ == "__main__":
@@ -260,21 +271,35 @@ def input_lines(inputs: list[np.ndarray]) -> list[str]:
 _MISMATCH = re.compile(r"^result (\d+):", re.M)
 
 
-def check_lines(finding: Finding, expected: list | None, outputs: str = "outputs") -> list[str]:
+def check_lines(finding: Finding, expected: list | None, outputs: str = "outputs", err_msg: str = "") -> list[str]:
     """The comparison of `outputs` (the variable of that name) with the reference's values:
     exact for integers and booleans, within the tolerance otherwise. Only the results the
     finding saw differ are checked (all comparable ones where it does not say), as a
-    maintainer would write it."""
+    maintainer would write it. `err_msg`: code for what an assertion adds to its message."""
     differ = {int(i) for i in _MISMATCH.findall(finding.detail or "")}
+    said = f", err_msg={err_msg}" if err_msg else ""
     lines = []
     for i, (value, rtol, atol) in enumerate(expected or []):
         if value is None or (differ and i not in differ):
             continue
         if rtol == 0 and atol == 0:
-            lines.append(f"np.testing.assert_array_equal({outputs}[{i}], {array_code(value)})")
+            lines.append(f"np.testing.assert_array_equal({outputs}[{i}], {array_code(value)}{said})")
         else:
-            lines.append(f"np.testing.assert_allclose({outputs}[{i}], {array_code(value)}, rtol={rtol!r}, atol={atol!r})")
+            lines.append(f"np.testing.assert_allclose({outputs}[{i}], {array_code(value)}, rtol={rtol!r}, "
+                         f"atol={atol!r}{said})")
     return lines
+
+
+def repeated_check_lines(finding: Finding, expected: list | None, run_lines: list[str]) -> list[str]:
+    """A short script's run (`run_lines`, leaving `outputs`) and its checks, REPEAT_RUNS times,
+    each assertion saying its run: as the harness does, so that a wrong result that shows
+    only from the second run on fails here too. Nothing where no result is compared."""
+    checks = check_lines(finding, expected, err_msg='f"on run {k} of ' + f'{REPEAT_RUNS}"')
+    if not checks:
+        return []
+    # k, not run: Relay's scripts call their compiled function `run`
+    return [f"for k in range(1, {REPEAT_RUNS + 1}):  # some wrong results show only on a later run",
+            *[f"    {line}" for line in [*run_lines, *checks]]]
 
 
 def flatten_lines(tensor_class: str) -> list[str]:

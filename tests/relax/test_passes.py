@@ -117,7 +117,7 @@ def test_planted_constant_change_is_found_with_minimal_sequence(tmp_path):
     broken = tmp_path / "broken"
     shutil.copytree(folder, broken)
     lines = (broken / "repro.py").read_text().splitlines()
-    (broken / "repro.py").write_text("\n".join(ln for ln in lines if not ln.startswith("np.testing.")) + "\n")
+    (broken / "repro.py").write_text("\n".join(ln for ln in lines if not ln.lstrip().startswith("np.testing.")) + "\n")
     outcome = check_finding_scripts(broken, finding, timeout_s=120)
     assert not outcome.reproduced and "repro.py: finished without an error" in outcome.observed, outcome.observed
 

@@ -25,7 +25,7 @@ from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, GRADIENT_DIFFERS, GRADIENT_
                           gradient_expectation_lines,
                           CallInput, Reach, ViolatingCall, array_code, arity_line,
                           device_expression, target_code,
-                          call_text, check_lines, data_lines, docstring, finish_short, flatten_lines,
+                          call_text, check_lines, repeated_check_lines, data_lines, docstring, finish_short, flatten_lines,
                           constant_code, inline_constants, input_lines, pass_call, source_of, steps_to_show, user_pass_imports)
 
 HERE = Path(__file__).parent
@@ -150,7 +150,7 @@ def main():
         stage = "run"
         dev = tvm.cuda(0) if tvm.target.Target(TARGET).kind.name == "cuda" else tvm.cpu(0)
         vm = relax.VirtualMachine(executable, dev)
-        outputs = flatten(vm["main"](*[tvm.runtime.tensor(a, dev) for a in INPUTS]))
+        runs = [flatten(vm["main"](*[tvm.runtime.tensor(a, dev) for a in INPUTS])) for _ in range(RUNS)]
     except Exception as exc:
         print(f"{mark} stage={{stage}} error={{type(exc).__name__}}")
         raise
@@ -256,7 +256,7 @@ def main():
             return 0
         stage = "run"
         vm = relax.VirtualMachine(executable, tvm.cpu(0))
-        outputs = flatten(vm["main_adjoint"](*[tvm.runtime.tensor(a) for a in INPUTS]))
+        runs = [flatten(vm["main_adjoint"](*[tvm.runtime.tensor(a) for a in INPUTS])) for _ in range(RUNS)]
 '''.format(mark=MARK, differs=GRADIENT_DIFFERS) + GRADIENT_VERDICT
 
 
@@ -354,8 +354,7 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
              *user_pass_imports(config.get("passes", [])), ""]
     if "TypeVar(" in text:  # how the printer spells a global function's symbolic dimension
         lines += ["def TypeVar(name):", "    return tvm.tirx.Var(name, 'int64')", ""]
-    checks = check_lines(finding, expected) if run else []
-    if checks:
+    if run and check_lines(finding, expected):  # a result is compared: flatten the outputs
         lines += flatten_lines("tvm.runtime.Tensor")
     lines += [text, ""]
     blamed = finding.extra.get("blamed_pass")
@@ -376,11 +375,12 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
         return "\n".join(lines) + "\n"
     dev = device_expression(config)
     lines += input_lines(inputs)
-    lines += [f"vm = relax.VirtualMachine(ex, {dev})",
-              f"result = vm['main'](*[tvm.runtime.tensor(a, {dev}) for a in inputs])"]
-    if checks:
-        lines += [*_baseline_lines(finding, expected), "outputs = flatten(result)", *checks]
-    return "\n".join(lines) + "\n"
+    lines.append(f"vm = relax.VirtualMachine(ex, {dev})")
+    result = f"vm['main'](*[tvm.runtime.tensor(a, {dev}) for a in inputs])"
+    checked = repeated_check_lines(finding, expected, [f"outputs = flatten({result})"])
+    if not checked:
+        return "\n".join(lines + [f"result = {result}"]) + "\n"
+    return "\n".join(lines + _baseline_lines(finding, expected) + checked) + "\n"
 
 
 def _baseline_lines(finding: Finding, expected: list | None) -> list[str]:

@@ -20,7 +20,7 @@ from ..reproducer import (BEFORE_RUN, CHECK_RESULTS, GRADIENT_DIFFERS, GRADIENT_
                           gradient_expectation_lines,
                           Reach, ViolatingCall, array_code, arity_line, call_text,
                           device_expression, target_code,
-                          check_lines, data_lines, docstring, finish_short, flatten_lines, input_lines, pass_call,
+                          check_lines, data_lines, repeated_check_lines, docstring, finish_short, flatten_lines, input_lines, pass_call,
                           source_of, steps_to_show, user_pass_imports)
 
 _FLATTEN = '''
@@ -84,7 +84,7 @@ def main():
             print("{mark} ok")
             return 0
         stage = "run"
-        outputs = run(INPUTS)
+        runs = [run(INPUTS) for _ in range(RUNS)]
     except Exception as exc:
         print(f"{mark} stage={{stage}} error={{type(exc).__name__}}")
         raise
@@ -186,23 +186,39 @@ def _pass_lines(steps: list[dict], opt_level: int) -> list[str]:
 
 
 def _run_lines(config: dict, inputs: list[np.ndarray], run: bool) -> list[str]:
-    """Build for the finding's executor, and run it on the inputs: `result` or `outputs`."""
-    opt, target = config["opt_level"], config["target"]
-    if config["kind"] != "build":
-        lines = [f"with tvm.transform.PassContext(opt_level={opt}):",
-                 f"    run = relay.create_executor({config['kind']!r}, mod=mod, device={device_expression(config)}, "
-                 f"target={target_code(target)}).evaluate()"]
-        return lines + ([*input_lines(inputs), f"result = run(*[tvm.nd.array(a, {device_expression(config)}) for a in inputs])"]
-                        if run else [])
-    lines = [f"with tvm.transform.PassContext(opt_level={opt}):", f"    lib = relay.build(mod, target={target_code(target)})"]
+    """Build for the finding's executor, and run it on the inputs: `result`."""
+    lines = _build_lines(config)
     if not run:
         return lines
-    return lines + [*input_lines(inputs), f"graph = graph_executor.GraphModule(lib['default']({device_expression(config)}))",
-                    "for p, a in zip(mod['main'].params, inputs):",
-                    "    if graph.get_input_index(p.name_hint) >= 0:  # an input the program never reads is dropped",
-                    "        graph.set_input(p.name_hint, a)",
-                    "graph.run()",
-                    "result = [graph.get_output(i) for i in range(graph.get_num_outputs())]"]
+    return lines + input_lines(inputs) + _executor_lines(config) + _result_lines(config)
+
+
+def _build_lines(config: dict) -> list[str]:
+    """Build for the finding's executor: `run` (create_executor's function) or `lib`."""
+    opt, target = config["opt_level"], config["target"]
+    if config["kind"] != "build":
+        return [f"with tvm.transform.PassContext(opt_level={opt}):",
+                f"    run = relay.create_executor({config['kind']!r}, mod=mod, device={device_expression(config)}, "
+                f"target={target_code(target)}).evaluate()"]
+    return [f"with tvm.transform.PassContext(opt_level={opt}):", f"    lib = relay.build(mod, target={target_code(target)})"]
+
+
+def _executor_lines(config: dict) -> list[str]:
+    """What runs a built library: a graph module (create_executor's function runs itself)."""
+    if config["kind"] != "build":
+        return []
+    return [f"graph = graph_executor.GraphModule(lib['default']({device_expression(config)}))"]
+
+
+def _result_lines(config: dict) -> list[str]:
+    """One run on `inputs`: `result`."""
+    if config["kind"] != "build":
+        return [f"result = run(*[tvm.nd.array(a, {device_expression(config)}) for a in inputs])"]
+    return ["for p, a in zip(mod['main'].params, inputs):",
+            "    if graph.get_input_index(p.name_hint) >= 0:  # an input the program never reads is dropped",
+            "        graph.set_input(p.name_hint, a)",
+            "graph.run()",
+            "result = [graph.get_output(i) for i in range(graph.get_num_outputs())]"]
 
 
 def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: bool, expected: list | None,
@@ -214,7 +230,7 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
     steps = steps_to_show(finding, config.get("passes", []))
     blamed = finding.extra.get("blamed_pass")
     runs = blamed is None and not config.get(CHECK_ONLY)
-    checks = check_lines(finding, expected) if run and runs else []
+    compares = run and runs and bool(check_lines(finding, expected))
     lines = ["import numpy as np", "import tvm", "from tvm import relay",
              *(["from tvm.contrib import graph_executor"] if config["kind"] == "build" and run and runs else []),
              *user_pass_imports(steps), ""]
@@ -222,7 +238,7 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
         lines += [source_of(HERE / "passes.py", "check_well_formed"), ""]
     if steps:
         lines += _REQUIRED_NAMES
-    if checks:
+    if compares:
         lines += flatten_lines("tvm.nd.NDArray")
     lines.append(f"TEXT = {_text_literal(module_script['script'])}")
     consts = module_script["consts"]
@@ -237,9 +253,10 @@ def render_short(finding: Finding, config: dict, inputs: list[np.ndarray], run: 
         return "\n".join(lines + ["check_well_formed(mod)  # raises: the pass left an ill-formed module"]) + "\n"
     if not runs:  # a check-only sequence's failure: its passes raise, nothing was built
         return "\n".join(lines) + "\n"
-    lines += _run_lines(config, inputs, run)
-    if checks:
-        lines += ["outputs = flatten(result)", *checks]
+    if not compares:
+        return "\n".join(lines + _run_lines(config, inputs, run)) + "\n"
+    lines += [*_build_lines(config), *input_lines(inputs), *_executor_lines(config)]
+    lines += repeated_check_lines(finding, expected, [*_result_lines(config), "outputs = flatten(result)"])
     return "\n".join(lines) + "\n"
 
 
@@ -315,7 +332,7 @@ def main():
             print("{mark} ok")
             return 0
         stage = "run"
-        outputs = run(INPUTS)
+        runs = [run(INPUTS) for _ in range(RUNS)]
 """.format(mark=MARK, differs=GRADIENT_DIFFERS) + GRADIENT_VERDICT
 
 
