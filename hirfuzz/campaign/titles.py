@@ -21,6 +21,7 @@ from importlib import resources
 import yaml
 
 from ..core.attributes import key_roles
+from ..core.finding import operator_code_frame
 from ..dialects import dialect_info, dialect_infos
 from ..core.targets import target_kind, target_label
 from ..protocol import GRADIENT_PASS, describe_config, short_op_reprs
@@ -290,6 +291,48 @@ def _ops(graph, error: str = "", needs: dict | None = None) -> str:
     return ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
 
 
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def operator_at_fault(finding: dict, graph) -> str:
+    """The reduced program's operator whose own code (topi) raised, where root_key places the
+    crash there ("tvm/topi/nn/elemwise.py:prelu>get_const_int" is nn.prelu's): a pass that
+    crashes lowering it is not what a maintainer looks at first. Named by topi's functions,
+    else its file ("image/resize.py" is image.resize2d's); "" where not exactly one operator
+    of the program is named."""
+    frame = operator_code_frame(finding.get("signature") or "", finding.get("detail") or "")
+    if not frame or graph is None:
+        return ""
+    path, _, functions = frame.partition(":")
+    names = list(dict.fromkeys(n.op for n in graph.operators))
+    return (operator_named(_IDENTIFIER.findall(functions), names)
+            or operator_named([path.rsplit("/", 1)[-1].split(".")[0]], names))
+
+
+def operator_named(words: list[str], names: list[str]) -> str:
+    """The one of `names` that topi's `words` name, the most specific where several are
+    ("group_conv2d_transpose_nchw" names conv2d too); "" where none or no one is."""
+    found = [name for name in names if any(_names_operator(word, name) for word in words)]
+    longest = max((len(_base(name)) for name in found), default=0)
+    found = [name for name in found if len(_base(name)) == longest]
+    return found[0] if len(found) == 1 else ""
+
+
+def _base(op: str) -> str:
+    return op.rsplit(".", 1)[-1]
+
+
+def _names_operator(word: str, op: str) -> bool:
+    """Does a topi name say the operator: its name within the word's "_" parts
+    ("group_conv2d_transpose_nchw" says conv2d_transpose), or the word is it less a dimension
+    suffix ("resize" says resize2d)?"""
+    base = _base(op)
+    parts, wanted = word.split("_"), base.split("_")
+    if any(parts[i:i + len(wanted)] == wanted for i in range(len(parts) - len(wanted) + 1)):
+        return True
+    return base.startswith(word) and base[len(word):] in ("1d", "2d", "3d")
+
+
 def plan_features(plan: dict | None, dialect: str) -> list[str]:
     """The IR features a reduced program's lowering plan still has, in its IR's words."""
     if not plan:
@@ -387,6 +430,7 @@ def _values(finding: dict, graph, plan: dict | None, dialect: str, situation_: S
     values = {"pass": _subject(finding, dialect), "ops": _ops(graph, finding["message"], finding.get("extra", {}).get("needs")),
               "features": _join(plan_features(plan, dialect)),
               "op": violation.get("op") or (result.group(1) if result else ""),
+              "op_code": operator_at_fault(finding, graph),
               "dtype": result.group(2) if result else violation.get("dtype", ""),
               "error": _error_phrase(finding), "stage": _stage_phrase(finding, situation_),
               "config": _config_phrase(extra.get("config")), "complaint": "",
@@ -514,6 +558,11 @@ def title(finding: dict, graph, info, plan: dict | None = None, width: int = TIT
     # that fits without it, else the most compact; what was broken is said whole or not at
     # all ("declared [6, 3]" alone would mislead)
     whole = situation_ is Situation.SILENT_ACCEPTANCE or detail == values.get("violation_detail")
+    # the operator whose code raised says more than the end of TVM's error: its heads first
+    for template in [t for t in usable if "op_code" in _fields(t)]:
+        said = _render(template, values, detail, width - len(prefix), min(len(detail), MIN_DETAIL))
+        if said is not None:
+            return prefix + said
     for least in (len(detail),) if whole else (len(detail), min(len(detail), MIN_DETAIL)):
         for template in usable:
             said = _render(template, values, detail, width - len(prefix), least)

@@ -174,11 +174,18 @@ def in_operator_code(signature: str, detail: str) -> bool:
     """Whether a crash is placed in an operator's own implementation, TVM's topi (its Python
     or its C++ headers), as root_key places it (placed_frame): that operator's fault on the
     shapes it was given, which a user can give it too, whatever pass gave them."""
+    return bool(operator_code_frame(signature, detail))
+
+
+def operator_code_frame(signature: str, detail: str) -> str:
+    """Where in topi a crash is placed, as root_key places it (placed_frame):
+    "tvm/topi/nn/elemwise.py:prelu>get_const_int"; "" where it is placed elsewhere."""
     parts = signature.split("|")
     if "crash" not in parts:
-        return False
+        return ""
     frame = (parts[parts.index("crash") + 3:] or [""])[0]  # after the stage and the exception
-    return "tvm/topi/" in placed_frame(frame, detail)
+    placed = placed_frame(frame, detail)
+    return placed if "tvm/topi/" in placed else ""
 
 
 def codegen_frame(trace: str) -> str:

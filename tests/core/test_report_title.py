@@ -164,6 +164,28 @@ def test_a_head_with_no_room_for_tvm_s_error_gives_way_to_one_that_has():
         "[Bug][Relay] equal and triu fails to build: In PrimFunc vm_mod_fused_trilu_equal variables [i2] ..."
 
 
+def test_a_pass_crash_in_an_operator_s_own_code_names_that_operator():
+    # bench27: titled after the pass and the plan's match_cast alone ("LegalizeOps crashes on
+    # match_cast: Expect value to be constant int"), where topi's prelu, resize and
+    # group_conv1d_transpose raised: the operator is what a maintainer looks at first
+    assert _title(_row("relax16_now/0015-crash-0dd2e6b3d6")) == \
+        "[Bug][Relax] LegalizeOps crashes lowering nn.prelu on match_cast: Expect value to be constant int"
+    assert _title(_row("relax18_now/0007-crash-562c9ad8c3")) == \
+        "[Bug][Relax] FoldConstant crashes lowering image.resize2d: 'Div' object has no attribute 'value'"
+    assert _title(_row("relax18_now/0029-crash-016b0c45ea")).startswith(
+        "[Bug][Relax] LegalizeOps crashes lowering nn.conv1d_transpose: AssertionError: input channels")
+
+
+def test_topi_s_names_say_which_operator_the_most_specific_one():
+    from hirfuzz.campaign.titles import operator_named
+    assert operator_named(["prelu", "get_const_int"], ["nn.prelu", "add"]) == "nn.prelu"
+    assert operator_named(["group_conv2d_transpose_nchw"], ["nn.conv2d", "nn.conv2d_transpose"]) == "nn.conv2d_transpose"
+    assert operator_named(["resize"], ["image.resize2d", "exp"]) == "image.resize2d"  # topi's file, less the dimension
+    assert operator_named(["get_const_int", "constant"], ["tan", "nn.conv2d"]) == ""
+    assert operator_named(["resize"], ["image.resize2d_grad", "nn.conv2d"]) == ""
+    assert operator_named(["pool"], ["nn.max_pool2d", "nn.avg_pool2d"]) == ""
+
+
 def test_a_title_names_the_reduced_programs_operator_and_fits():
     graph = Graph()
     graph.add(Node(0, "var", [TensorType((2, 2), "bool")]))
@@ -179,7 +201,7 @@ def test_a_title_names_the_reduced_programs_operator_and_fits():
 
 def test_every_situation_has_a_template_whose_fields_are_known():
     values = {"pass", "ops", "features", "op", "dtype", "error", "stage", "config", "complaint", "signal", "build_pass",
-              "violation", "detail"}
+              "violation", "detail", "op_code"}
     for case in Situation:
         for template in phrases()["templates"][case.value]:
             assert set(re.findall(r"\{(\w+)\}", template)) <= values, template
