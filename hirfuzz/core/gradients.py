@@ -113,16 +113,19 @@ class Estimate:
     gradient: np.ndarray
     smooth: np.ndarray   # bool, the variable's shape
     scale: float
+    unsampled: int = 0   # elements whose differences were not taken (expected_gradients' sample)
 
 
-def finite_differences(graph64: Graph, specs, values: dict, var_id: int, precision: str) -> Estimate:
+def finite_differences(graph64: Graph, specs, values: dict, var_id: int, precision: str,
+                       indices: list | None = None) -> Estimate:
     """Variable `var_id`'s gradient by central differences of the float64 reference, and
-    which elements are smooth (`values`: every variable's, float64 where float)."""
+    which elements are smooth (`values`: every variable's, float64 where float); at
+    `indices` alone where given, the rest left unjudged (not smooth)."""
     smooth_rtol, smooth_atol = SMOOTH[precision]
     base = values[var_id].astype(np.float64)
     f0 = reference_loss(graph64, specs, {**values, var_id: base})
     estimates = {}
-    for index in np.ndindex(base.shape):
+    for index in (np.ndindex(base.shape) if indices is None else indices):
         h = STEP * max(1.0, abs(float(base[index])))
 
         def at(delta):
@@ -136,28 +139,42 @@ def finite_differences(graph64: Graph, specs, values: dict, var_id: int, precisi
         estimates[index] = (central, fine, forward, backward)
     scale = max([abs(e[1]) for e in estimates.values() if np.isfinite(e[1])] + [1.0])
     gradient = np.zeros(base.shape)
-    smooth = np.zeros(base.shape, dtype=bool)
+    smooth = np.zeros(base.shape, dtype=bool)  # an element not sampled is left unjudged
     for index, (central, fine, forward, backward) in estimates.items():
         gradient[index] = fine if np.isfinite(fine) else 0.0
         smooth_tol = smooth_atol * scale + smooth_rtol * abs(fine)
         one_sided_tol = 1e-3 * scale + 1e-3 * abs(fine)   # O(h) error expected
         smooth[index] = bool(np.isfinite(central) and np.isfinite(fine) and abs(central - fine) <= smooth_tol
                              and abs(forward - fine) <= one_sided_tol and abs(backward - fine) <= one_sided_tol)
-    return Estimate(gradient, smooth, scale)
+    return Estimate(gradient, smooth, scale, unsampled=base.size - len(estimates))
 
 
 def expected_gradients(graph: Graph, inputs: list[np.ndarray], specs, no_grad: dict | None = None,
-                       differences: bool = True) -> dict:
+                       most_elements: int | None = None) -> dict:
     """What a graph's gradients are judged against on its `inputs` (one per variable): the
     reference's loss, the precision that sets the tolerances, and the finite differences of
     each variable whose gradient is asked for ("estimates", by node id; `no_grad` as
-    float_variables takes it; none without `differences`)."""
+    float_variables takes it): of every element, or of at most `most_elements` in all,
+    spread evenly over each variable in proportion to its size (sampled_indices)."""
     graph64 = widened(graph)
     values = widened_values({n.id: v for n, v in zip(graph.variables, inputs)})
     precision = precision_of(graph)
-    return {"loss": reference_loss(graph64, specs, values), "precision": precision,
-            "estimates": {n.id: finite_differences(graph64, specs, values, n.id, precision)
-                          for n in (float_variables(graph, no_grad) if differences else [])}}
+    variables = float_variables(graph, no_grad)
+    total = sum(int(np.prod(n.type.shape)) for n in variables)
+    estimates = {}
+    for n in variables:
+        indices = None
+        if most_elements is not None and total > most_elements:
+            indices = sampled_indices(n.type.shape, max(1, most_elements * int(np.prod(n.type.shape)) // total))
+        estimates[n.id] = finite_differences(graph64, specs, values, n.id, precision, indices)
+    return {"loss": reference_loss(graph64, specs, values), "precision": precision, "estimates": estimates}
+
+
+def sampled_indices(shape: tuple, count: int) -> list[tuple]:
+    """`count` element indices of a tensor of `shape`, evenly spaced in its flat order."""
+    size = int(np.prod(shape))
+    flat = np.unique(np.linspace(0, size - 1, num=min(count, size)).round().astype(np.int64))
+    return [tuple(int(i) for i in np.unravel_index(f, shape)) for f in flat]
 
 
 @dataclass
@@ -168,12 +185,17 @@ class Judgement:
     # derivative of sqrt or log at 0, on a path whose value is constant there); not judged
     nonfinite: int = 0
     wrong: list = field(default_factory=list)   # (var id, index, tvm, fd)
+    unsampled: int = 0   # of `skipped`: elements whose differences were not taken
+
+    @property
+    def not_smooth(self) -> int:
+        return self.skipped - self.unsampled
 
 
 def judge_estimate(estimate: Estimate, var_id: int, got: np.ndarray, precision: str) -> Judgement:
     """TVM's gradient `got` of one variable against its finite differences, smooth elements only."""
     grad_rtol, grad_atol = GRAD[precision]
-    judgement = Judgement()
+    judgement = Judgement(unsampled=estimate.unsampled)
     for index in np.ndindex(estimate.gradient.shape):
         if not estimate.smooth[index]:
             judgement.skipped += 1

@@ -3,6 +3,7 @@ configuration run by a real worker (Relax's Gradient on apache-tvm 0.27, built o
 judged against finite differences of the NumPy reference, and a finding's repro.py run
 alone as the campaign's verify step runs it."""
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -95,6 +96,22 @@ def test_a_gradient_wrong_only_from_the_second_run_on_is_found_and_reproduces_al
     assert "x0's gradient differs from finite differences" in outcome.finding.message
     assert reproduced(made, case, outcome, specs, tmp_path)
     assert "for _ in range(RUNS)" in (tmp_path / REPRO).read_text()
+
+
+def test_an_operator_alone_on_more_elements_than_differences_are_cheap_for_is_judged_on_a_sample(specs):
+    """An operator alone, its inputs made variables (BlameGradientOperatorAlone), may have more
+    than MAX_ELEMENTS: judged on its loss and shapes alone, a wrong gradient was not found and
+    the finding not keyed as its operator (bench27 relay seed 17, grad40 0013: max_pool2d's
+    dilation on 540 elements). Now MAX_ELEMENTS of them, spread evenly, are judged."""
+    from hirfuzz.campaign.oracles.gradient import MAX_ELEMENTS
+    graph = graph_of(var(0, [2, 150]), op(1, "cumsum", [[0, 0]], [2, 150], {"axis": 1, "exclusive": True}))
+    _, _, outcome = judged(graph, specs)
+    assert outcome.status is Status.MISMATCH, outcome
+    said = re.search(r"at (\d+) of (\d+) elements judged \((\d+) not smooth, skipped, (\d+) not sampled\)",
+                     outcome.finding.message)
+    assert said and int(said.group(1)) > 0, outcome.finding.message
+    counted, not_smooth, not_sampled = (int(said.group(i)) for i in (2, 3, 4))
+    assert counted + not_smooth == MAX_ELEMENTS and not_sampled == 300 - MAX_ELEMENTS
 
 
 def test_a_variable_reaching_a_no_grad_input_is_left_out_and_the_rest_judged(specs, tmp_path):

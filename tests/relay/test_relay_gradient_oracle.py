@@ -145,6 +145,20 @@ def test_a_dilated_max_pool2d_through_its_composite_is_a_gradient_finding(relay_
     assert judged(relay_campaign, undilated)[2].status is Status.OK
 
 
+def test_a_dilated_max_pool2d_alone_on_more_elements_than_differences_are_cheap_for_is_found(relay_campaign):
+    """bench27 relay seed 17 (grad40 0013): the max_pool2d of a reduction cut short, alone on
+    its input of 540 elements under the higher-order autodiff, as BlameGradientOperatorAlone
+    tries it. Judged on its loss and shapes alone it passed, and the finding kept its six
+    operators' key apart from max_pool2d's; a sample of its elements shows the wrong gradient."""
+    graph = graph_of(var(0, [5, 3, 6, 6]), op(1, "nn.max_pool2d", [[0, 0]], [5, 3, 3, 6], {
+        "ceil_mode": True, "kh": 2, "kw": 2, "sh": 2, "sw": 1, "pt": 1, "pl": 1, "pb": 0, "pr": 1, "dh": 2, "dw": 2}))
+    case, reply, outcome = judged(relay_campaign, graph, autodiff=Autodiff.HIGHER_ORDER.value)
+    assert reply["status"] == "ok", reply
+    assert outcome.status is Status.MISMATCH, (reply, outcome)
+    assert outcome.finding.signature == "wrong-result|gradient|values|nn.max_pool2d"
+    assert "not sampled" in outcome.finding.message
+
+
 def test_a_pool_in_ceil_mode_cut_to_the_spec_s_size_has_a_gradient(relay_campaign):
     """In ceil mode Relay keeps a last window starting in the trailing padding (width 2
     here) that the spec drops (width 1): the composite slices it off over every axis, since

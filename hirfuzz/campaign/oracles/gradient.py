@@ -16,7 +16,7 @@ gradient whose values differ from central finite differences of the reference
 graphs within the autodiff's documented contract (the dialect's `outside_contract`), whose
 inputs keep every op in its domain; gradient cases are drawn with few enough elements for
 the differences to be cheap (MAX_ELEMENTS), and a trial with more (an operator alone, its
-inputs made variables) is judged on its loss and shapes alone. The expected gradients are
+inputs made variables) is judged on as many of its elements, spread evenly. The expected gradients are
 computed where it judges, so reduction's trials, which are judged again, get their own.
 """
 from __future__ import annotations
@@ -85,10 +85,11 @@ class GradientOracle(OracleDefinition):
             return [Mismatch(-1, f"the gradient program returned {len(outputs)} tensors, expected the loss and "
                                  f"{len(variables)} gradients")]
         # a program with more elements than differences are cheap for (an operator of a
-        # reduced program alone, its inputs made variables: OperatorBlame) is judged on its
-        # loss and its gradients' shapes
-        expected = expected_gradients(case.graph, case.inputs, specs, no_grad,
-                                      differences=elements(variables) <= MAX_ELEMENTS)
+        # reduced program alone, its inputs made variables: OperatorBlame) is judged on
+        # MAX_ELEMENTS of them: judged on its loss and shapes alone, max_pool2d's gradient
+        # ignoring its dilation was not found alone on 540 elements and its finding not
+        # keyed as max_pool2d (bench27 relay seed 17, grad40 0013: a missed join)
+        expected = expected_gradients(case.graph, case.inputs, specs, no_grad, most_elements=MAX_ELEMENTS)
         loss, want = float(outputs[0]), expected["loss"]
         rtol, atol = loss_tolerance(expected["precision"], want)
         if not np.isclose(loss, want, rtol=rtol, atol=atol):
@@ -104,10 +105,11 @@ class GradientOracle(OracleDefinition):
             judged = judge_estimate(expected["estimates"][node.id], node.id, got, expected["precision"])
             if judged.wrong:
                 _, index, value, fd = judged.wrong[0]
+                sampled = f", {judged.unsampled} not sampled" if judged.unsampled else ""
                 found.append(Mismatch(position, f"x{node.id}'s gradient differs from finite differences at "
                                                 f"{len(judged.wrong)} of {judged.judged} elements judged "
-                                                f"({judged.skipped} not smooth, skipped); first at {index}: "
-                                                f"{value!r}, finite differences {fd!r}"))
+                                                f"({judged.not_smooth} not smooth, skipped{sampled}); first at "
+                                                f"{index}: {value!r}, finite differences {fd!r}"))
         return found
 
     def wrong_result(self, case, mismatches, config, under, mutators) -> Finding:
