@@ -551,10 +551,11 @@ def pass_failed_in(finding_extra: dict, stage: str) -> str | None:
 
 def failed_pass_of(extra: dict, pass_names: list[str], stage: str = "passes") -> str | None:
     """The pass a crash's root key names where no TVM frame places it: the pass that raised,
-    as the worker said (extra "failed_pass": of the sequence, or inside the build), else, in
-    the passes stage, the one pass of a reduced sequence that holds one."""
+    as the worker said (extra "failed_pass": of the sequence, or inside the build; the pass
+    within it that raises alike, "innermost_pass", where the worker found one, as titles
+    blame it), else, in the passes stage, the one pass of a reduced sequence that holds one."""
     if extra.get("failed_pass"):
-        return extra["failed_pass"]
+        return extra.get("innermost_pass") or extra["failed_pass"]
     return pass_names[0] if stage == "passes" and len(pass_names) == 1 else None
 
 

@@ -1,6 +1,8 @@
 """The Relay dialect on TVM 0.19, behind the Dialect interface (workers only)."""
 from __future__ import annotations
 
+import contextlib
+
 import functools
 import os
 import sys
@@ -72,6 +74,16 @@ class RelayDialect(Dialect):
         taken, self.diagnostics = self.diagnostics, []
         return taken
 
+    @contextlib.contextmanager
+    def diagnostics_unchanged(self):
+        """What runs inside adds no diagnostics to the failure's (trials after it: their type
+        errors would join its message)."""
+        kept = list(self.diagnostics)
+        try:
+            yield
+        finally:
+            self.diagnostics = kept
+
     def describe_installation(self) -> dict:
         return installation_of(tvm, "relay")
 
@@ -109,7 +121,7 @@ class RelayDialect(Dialect):
         if not config.get("passes"):
             return module
         from .passes import apply_passes
-        return apply_passes(module, config)
+        return apply_passes(module, config, self.diagnostics_unchanged)
 
     def build(self, module, config: dict):
         return build(module, config)

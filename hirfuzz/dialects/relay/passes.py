@@ -17,6 +17,8 @@ The catalog is checked against TVM 0.19 by passcheck.py (`python -m hirfuzz.dial
 """
 from __future__ import annotations
 
+import contextlib
+
 import tvm
 from tvm import relay
 
@@ -68,20 +70,43 @@ def check_well_formed(mod):
     relay.transform.InferType()(mod)
 
 
-def apply_passes(mod, config: dict):
+def apply_passes(mod, config: dict, trials_apart=contextlib.nullcontext):
     """Run the configuration's pass sequence (stage 'passes') on a copy of `mod`, checking the
     module after each step: the first pass whose output is not well-formed raises
-    IllFormedAfterPass (else the next step's InferType, or the build, would be blamed)."""
-    from ..base import IllFormedAfterPass
+    IllFormedAfterPass (else the next step's InferType, or the build, would be blamed). A
+    failing pass's constituents are tried within `trials_apart()` (the dialect's: their
+    diagnostics are not the failure's)."""
+    from ..base import INNER_PASSES, IllFormedAfterPass, failure_key
     mod = copy_module(mod)
     for position, step in enumerate(config.get("passes") or []):
         TRAIL.at(Stage.PASSES, step["name"], position)  # where a pass that kills the worker killed it
-        mod = run_step(mod, instantiate_pass(step), config["opt_level"])
+        pass_, before = instantiate_pass(step), mod
+        try:
+            mod = run_step(before, pass_, config["opt_level"])
+        except Exception as exc:  # the pass raised: the pass within it that raises alike, for titles and keys
+            with trials_apart():
+                setattr(exc, INNER_PASSES, _innermost(pass_, before, failure_key(exc, ill_formed=False), config))
+            raise
         try:
             check_well_formed(mod)
         except Exception as exc:  # noqa: BLE001 - the check's complaint is the finding
-            raise IllFormedAfterPass(step["name"], exc) from exc
+            with trials_apart():
+                inner = _innermost(pass_, before, failure_key(exc, ill_formed=True), config)
+            raise IllFormedAfterPass(step["name"], exc, inner) from exc
     return mod
+
+
+def _innermost(pass_, mod, key: str, config: dict) -> list[str]:
+    """The passes within `pass_` that fail alike on `mod` (dialects.base.innermost_failing):
+    FoldScaleAxis is a Sequential of Backward- and ForwardFoldScaleAxis and FoldConstant, and
+    FoldConstant's own fault was titled and keyed as FoldScaleAxis's (bench27 relay seed 17
+    0007). [] where it runs none, or trying them fails in itself."""
+    from ..base import innermost_failing
+    try:
+        return innermost_failing(pass_, mod, key, lambda m, p: run_step(copy_module(m), p, config["opt_level"]),
+                                 check_well_formed)
+    except Exception:  # noqa: BLE001 - the search is a refinement; the failure stands without it
+        return []
 
 
 def loss_and_float_gradients(mod):
