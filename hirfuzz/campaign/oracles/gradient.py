@@ -25,13 +25,13 @@ from enum import Enum
 
 import numpy as np
 
-from ...core.finding import ROOT, Finding
+from ...core.finding import ROOT, Finding, lone_operator_key
 from ...core.gradients import (expected_gradients, float_results, float_variables, judge_estimate,
                               loss_tolerance)
 from ...core.oracle import Mismatch
 from ...core.targets import target_kind
 from ...dialects import dialect_info
-from ...protocol import AUTODIFF, GRADIENT
+from ...protocol import AUTODIFF, GRADIENT, GRADIENT_PASS
 from .base import Component, Oracle, OracleDefinition, mismatch_detail, result_site
 
 # the most float variable elements a gradient case has: each costs four evaluations of the
@@ -131,7 +131,16 @@ class GradientOracle(OracleDefinition):
         """A wrong loss of one operator is its forward result computed wrong on llvm, where the
         gradient program is built: the reference oracle's root key for it. Relay 0.19's
         float64-to-float16 astype returns garbage, seen both ways on seeds 4 and 5 (bench20
-        relay-now 0012 and 0020, bench21 0009 and 0012)."""
+        relay-now 0012 and 0020, bench21 0009 and 0012).
+
+        A crash of one operator's gradient program where it is built or run is that operator's
+        gradient rule's, as a failure of the autodiff itself on it is (its lone-operator key,
+        core.finding.lone_operator_key, on the autodiff pass): TVM 0.19's grouped conv2d
+        gradient failed the first-order autodiff's type inference in one finding and the
+        higher-order program's run-time shape check in another (bench28 relay seed 19 0024
+        and 0018: one fault in conv2d_grad)."""
+        if finding.kind == "crash" and finding.stage != "passes":
+            return lone_operator_key(GRADIENT_PASS, case.graph.operators[0].op)
         if GradientDiffers.of(finding.signature) is not GradientDiffers.LOSS:
             return None
         target = target_kind(finding.extra["config"]["target"])  # as the reference oracle keys its own
