@@ -115,7 +115,8 @@ class Reductions:
         """Whether the findings waiting need all that is left of --time on `jobs` workers:
         then no case is handed out until enough of them are finished (reduction_budget)."""
         with self.host.lock:
-            return self.finishing.finish_first([job.finding.kind for job in self._waiting()], jobs)
+            return self.finishing.finish_first([(job.finding.kind, job.finding.oracle) for job in self._waiting()],
+                                              jobs)
 
     def reduce_s(self) -> float | None:
         """Seconds the reduction starting now may take (FinishingTime.reduce_s)."""
@@ -261,7 +262,7 @@ class Reductions:
                 else:
                     with host.lock:
                         del self.pending[job.signature]
-                        self.finishing.finished(job.finding.kind, time.monotonic() - started)
+                        self.finishing.finished(job.finding.kind, job.finding.oracle, time.monotonic() - started)
                     self.remove(job.key)
                     self.changed.set()
                 with host.lock:  # the worker goes on with its own IR's findings only, within the share

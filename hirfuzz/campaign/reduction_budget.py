@@ -21,6 +21,12 @@ worker finishes them first, and fuzzing goes on once they are done; and a reduct
 more seconds than its equal part of what is left. Before, a campaign overran its --time by
 finishing what it had queued (bench20, seed 4, 30 minutes: Relay 158 s for 27 findings,
 Relax 217 s for a hang's scripts), so its findings an hour were fewer than its count said.
+
+A finding is taken to cost what the last few of its oracle's took in this run: the mean of
+every finding so far underestimated (bench28, Relay seed 21: finishing began with 195 s
+left for 22 findings and took 376 s). Its first findings were pass crashes finished in a few
+seconds, its last gradient findings whose every trial runs Relay's interpreter for
+seconds, and the machine's load rose in between.
 """
 from __future__ import annotations
 
@@ -68,35 +74,49 @@ PRIOR_FINISH_S = 30.0
 MIN_REDUCE_S = 10.0
 
 
+# the findings, an oracle's or all, whose finishing times give the next one's estimate: the
+# last ones, as the kinds of findings and the machine's load change over a campaign
+RECENT_FINISHES = 5
+
+
 @dataclass
 class FinishingTime:
     """What finishing the findings waiting will take of --time, and what is left of it.
 
-    A finding is taken to cost what those finished in this run took on average (the
-    PRIOR_FINISH_S before any), a hang what its two scripts take when each runs to its CPU
-    limit (`hang_s`); the workers share the work."""
+    A finding is taken to cost what the last RECENT_FINISHES of its oracle's findings took in
+    this run on average, else the last of any oracle's, else PRIOR_FINISH_S; a hang what its
+    two scripts take when each runs to its CPU limit (`hang_s`). The workers share the work."""
     ends_at: float | None   # time.monotonic() when --time runs out (None: no --time)
     hang_s: float           # a hang's finishing: its check.py and repro.py to their CPU limits
-    took: list[float] = field(default_factory=list)  # seconds each finding finished in this run took (not hangs)
+    # seconds each finding finished in this run took (not hangs), by oracle, and all in order
+    took: dict[str, list[float]] = field(default_factory=dict)
+    took_in_order: list[float] = field(default_factory=list)
 
-    def finished(self, kind: str, seconds: float):
-        if kind != "hang":
-            self.took.append(seconds)
+    def finished(self, kind: str, oracle: str, seconds: float):
+        if kind == "hang":
+            return
+        self.took.setdefault(oracle, []).append(seconds)
+        self.took_in_order.append(seconds)
 
-    def cost_s(self, kind: str) -> float:
+    def cost_s(self, kind: str, oracle: str) -> float:
         if kind == "hang":
             return self.hang_s
-        return sum(self.took) / len(self.took) if self.took else PRIOR_FINISH_S
+        recent = self.took.get(oracle) or self.took_in_order
+        if not recent:
+            return PRIOR_FINISH_S
+        last = recent[-RECENT_FINISHES:]
+        return sum(last) / len(last)
 
     def left_s(self) -> float | None:
         return None if self.ends_at is None else self.ends_at - time.monotonic()
 
-    def finish_first(self, waiting: list[str], jobs: int) -> bool:
-        """Whether the findings waiting (their kinds) need all that is left of --time, on `jobs` workers."""
+    def finish_first(self, waiting: list[tuple[str, str]], jobs: int) -> bool:
+        """Whether the findings waiting (their kinds and oracles) need all that is left of
+        --time, on `jobs` workers."""
         left = self.left_s()
         if left is None or not waiting:
             return False
-        return sum(self.cost_s(kind) for kind in waiting) / max(1, jobs) >= left
+        return sum(self.cost_s(kind, oracle) for kind, oracle in waiting) / max(1, jobs) >= left
 
     def reduce_s(self, bound: float | None, waiting: int, jobs: int) -> float | None:
         """Seconds a reduction starting now may take: `bound` (--reduce-seconds), or less,

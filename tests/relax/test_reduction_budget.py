@@ -86,17 +86,35 @@ def test_with_time_short_the_waiting_finding_is_finished_first_while_fuzzing_goe
 
 def test_finishing_time_holds_cases_back_when_the_findings_waiting_need_what_is_left():
     left = 100.0
+    crash, hang = ("crash", "pass-order"), ("hang", "crash")
     finishing = FinishingTime(ends_at=time.monotonic() + left, hang_s=360.0)
     assert not finishing.finish_first([], jobs=1)
-    assert not finishing.finish_first(["crash"] * 3, jobs=1)           # 3 x 30 s < 100 s
-    assert finishing.finish_first(["crash"] * 4, jobs=1)               # 120 s
-    assert not finishing.finish_first(["crash"] * 4, jobs=2)           # shared by two workers
-    assert finishing.finish_first(["hang"], jobs=2)                    # a hang's scripts: 360 s
-    finishing.finished("crash", 5.0)
-    finishing.finished("hang", 400.0)                                  # a hang's own estimate stands
-    assert finishing.cost_s("crash") == 5.0 and finishing.cost_s("hang") == 360.0
-    assert not finishing.finish_first(["crash"] * 19, jobs=1)          # now 5 s a finding
-    assert not FinishingTime(ends_at=None, hang_s=360.0).finish_first(["hang"], jobs=1)  # no --time
+    assert not finishing.finish_first([crash] * 3, jobs=1)             # 3 x 30 s < 100 s
+    assert finishing.finish_first([crash] * 4, jobs=1)                 # 120 s
+    assert not finishing.finish_first([crash] * 4, jobs=2)             # shared by two workers
+    assert finishing.finish_first([hang], jobs=2)                      # a hang's scripts: 360 s
+    finishing.finished("crash", "pass-order", 5.0)
+    finishing.finished("hang", "crash", 400.0)                         # a hang's own estimate stands
+    assert finishing.cost_s(*crash) == 5.0 and finishing.cost_s(*hang) == 360.0
+    assert not finishing.finish_first([crash] * 19, jobs=1)            # now 5 s a finding
+    assert not FinishingTime(ends_at=None, hang_s=360.0).finish_first([hang], jobs=1)  # no --time
+
+
+def test_a_finding_is_taken_to_cost_what_the_last_of_its_oracles_findings_took():
+    # bench28, Relay seed 21: pass crashes finished in seconds early on, gradient findings
+    # took 20 to 40 s near the end, and the mean of all said too little
+    finishing = FinishingTime(ends_at=time.monotonic() + 100.0, hang_s=360.0)
+    for seconds in (2.0, 3.0, 2.0, 3.0, 2.0, 3.0):
+        finishing.finished("crash", "pass-order", seconds)
+    finishing.finished("wrong-result", "gradient", 30.0)
+    assert finishing.cost_s("crash", "gradient") == 30.0               # its oracle's, whatever its kind
+    assert finishing.cost_s("crash", "pass-order") == pytest.approx(13.0 / 5)   # its last five: 3, 2, 3, 2, 3
+    assert finishing.cost_s("crash", "executor") == pytest.approx(40.0 / 5)     # none of its own: the last five, 2, 3, 2, 3, 30
+    assert finishing.finish_first([("wrong-result", "gradient")] * 4, jobs=1)       # 120 s > 100 s
+    assert not finishing.finish_first([("crash", "pass-order")] * 4, jobs=1)
+    for seconds in (40.0,) * 5:                                          # the machine got slower
+        finishing.finished("crash", "pass-order", seconds)
+    assert finishing.cost_s("crash", "pass-order") == 40.0
 
 
 def test_finishing_time_gives_a_reduction_its_part_of_what_is_left():
