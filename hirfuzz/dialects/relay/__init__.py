@@ -60,8 +60,9 @@ INFO = DialectInfo(name="relay", tvm="TVM 0.19 (python -m hirfuzz setup relay)",
                    reproducer="hirfuzz.dialects.relay.repro", namespace="relay",
                    build_words="`relay.build` / `create_executor`",
                    setup_check=SetupCheck("relay", "relay.build and run a tiny function on llvm", _SETUP_CHECK),
-                   # symbolic shapes cast back to static ones are Relax's (match_cast)
-                   plan_knobs={"p_match_cast": 0.0, "p_shape_of": 0.0, "p_dynamic_param": 0.0},
+                   # symbolic shapes cast back to static ones are Relax's (match_cast); Relay's
+                   # dynamic parameters are `?` dimensions (dynamic.py)
+                   plan_knobs={"p_match_cast": 0.0, "p_shape_of": 0.0},
                    mutators=True, writes_plain_modules=False,
                    # Relay's VM compiles at opt_level 0 only programs already in A-normal form
                    # ("Calls out of a let block are not supported ... set opt_level >= 1")

@@ -16,6 +16,7 @@ from ...core.plan import LoweringPlan
 from ...core.gradients import float_results, float_variables
 from ...protocol import GRADIENT
 from ..base import Dialect, ExecutorCannotTake, installation_of
+from .dynamic import dynamic_limits
 from .executors import build, load, run
 from .gradients import NOT_DIFFERENTIABLE_FEATURES, Autodiff, autodiff_of
 from .lower import lower_graph, lower_loss, lower_planned_loss
@@ -101,8 +102,8 @@ class RelayDialect(Dialect):
         if autodiff_of(gradient) is not Autodiff.HIGHER_ORDER:
             return lower_loss(graph, request["calls"], gradient[GRADIENT])
         plan = LoweringPlan.from_json(request["plan"]) if request.get("plan") else None
-        if plan is not None:
-            plan, _ = plan.stripped(NOT_DIFFERENTIABLE_FEATURES)
+        if plan is not None:  # dynamic shapes under the autodiff: not tried yet
+            plan, _ = plan.stripped((*NOT_DIFFERENTIABLE_FEATURES, "dynamic_param"))
         return lower_planned_loss(graph, request["calls"], plan, gradient[GRADIENT])
 
     def check_well_formed(self, module) -> None:
@@ -121,10 +122,12 @@ class RelayDialect(Dialect):
         if not config.get("passes"):
             return module
         from .passes import apply_passes
-        return apply_passes(module, config, self.diagnostics_unchanged)
+        with dynamic_limits(module):
+            return apply_passes(module, config, self.diagnostics_unchanged)
 
     def build(self, module, config: dict):
-        return build(module, config)
+        with dynamic_limits(module):
+            return build(module, config)
 
     def load(self, built, config: dict):
         return load(built, config)

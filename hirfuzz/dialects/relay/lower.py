@@ -16,8 +16,11 @@ HIRGen's Algorithm 2 adds, in Relay's terms:
   on a condition computed from the data, ``all(x == x) or not all(x == x)``; both are true
   for any input, and the else branch (zeros) has the same type. ``tuple`` packs the
   operator's inputs into a tuple and reads them back.
-- ``match_cast``, ``shape_of`` and ``dynamic_params`` are Relax features (symbolic shapes
-  cast back to static ones): Relay has no cast back, so they are not lowered.
+- ``dynamic_params`` declare main's parameters with their first dimension ``?``
+  (``relay.Any()``), where TVM can take the module so (dynamic.py: every operator has a
+  shape function); the rest of the program is dynamic with them.
+- ``match_cast`` and ``shape_of`` are Relax features (symbolic shapes cast back to static
+  ones): Relay has no cast back, so they are not lowered.
 """
 from __future__ import annotations
 
@@ -25,6 +28,7 @@ import tvm
 from tvm import relay
 
 from ...core.graph import Graph, Ref
+from .dynamic import with_dynamic_params
 from .ops import constant, op_call
 
 def tensor_type(t) -> relay.TensorType:
@@ -84,7 +88,10 @@ def cut_tree(graph: Graph, functions: list) -> list[_CutNode]:
 
 def lower_graph(graph: Graph, calls: dict, plan=None) -> tvm.IRModule:
     """`graph` as a Relay module (`plan`: how, see the module docstring); type-inferred."""
-    return _Lowering(graph, calls, plan).lower()
+    module = _Lowering(graph, calls, plan).lower()
+    if plan is None or not plan.dynamic_params:
+        return module
+    return with_dynamic_params(module, {f"x{n}" for n in plan.dynamic_params})
 
 
 class _Lowering:

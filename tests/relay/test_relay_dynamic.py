@@ -1,0 +1,84 @@
+"""Dynamic shapes on Relay (dialects/relay/dynamic.py): a plan's dynamic parameters are `?`
+dimensions, the VM runs the operators' shape functions, and their faults are findings;
+TVM 0.19's missing shape functions are a limit, never a finding."""
+import json
+import os
+import subprocess
+
+from relay_env import relay_interpreter, run_in_relay
+from test_relay_campaign import relay_campaign
+
+UNIT_SCRIPT = """
+import tvm
+from tvm import relay
+from hirfuzz.dialects.base import ExecutorCannotTake
+from hirfuzz.dialects.relay.dynamic import dynamic_limits, is_dynamic, with_dynamic_params
+
+def module(op):
+    x = relay.var("x0", shape=(2, 3, 4, 4), dtype="float32")
+    return relay.transform.InferType()(tvm.IRModule.from_expr(relay.Function([x], op(x))))
+
+relu = with_dynamic_params(module(relay.nn.relu), {"x0"})
+assert is_dynamic(relu), relu
+assert "Tensor[(?, 3, 4, 4), float32]" in relu.astext(), relu.astext()
+assert not is_dynamic(with_dynamic_params(module(relay.nn.relu), {"x1"}))   # another parameter
+# TVM 0.19 has no shape function for sin: the module stays static
+assert not is_dynamic(with_dynamic_params(module(relay.sin), {"x0"}))
+
+# a pass may bring such an operator in after lowering: the VM compiler's refusal is a limit
+x = relay.var("x0", shape=(relay.Any(), 3, 4, 4), dtype="float32")
+lrn = relay.transform.InferType()(tvm.IRModule.from_expr(relay.Function([x], relay.nn.lrn(x))))
+try:
+    with dynamic_limits(lrn):
+        relay.create_executor("vm", mod=lrn, device=tvm.cpu(), target="llvm").evaluate()
+except ExecutorCannotTake as exc:
+    assert "cannot find ShapeFunc for nn.lrn" in str(exc), exc
+else:
+    raise AssertionError("no limit said")
+# the same error on a static module is no limit of dynamic shapes: it goes through
+try:
+    with dynamic_limits(relu):
+        raise ValueError("an error of another kind")
+except ValueError:
+    pass
+print("DYNAMIC OK")
+"""
+
+
+def test_a_dynamic_parameter_is_a_question_mark_dimension_where_every_operator_has_a_shape_function():
+    run = run_in_relay("-c", UNIT_SCRIPT, timeout=300)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert "DYNAMIC OK" in run.stdout
+
+
+def test_max_pool2d_s_shape_function_ignoring_dilation_is_found_and_reproduces_alone(tmp_path):
+    # TVM 0.19's _pool2d_shape_func (python/tvm/relay/op/nn/_nn.py) computes the output size
+    # without `dilation`: on a `?` batch the VM allocates that size, and the kernel's shape
+    # assertion fails at run time; the static program runs
+    out = tmp_path / "out"
+    proc = relay_campaign("--only-ops", "nn.max_pool2d", "--ops", 1, "--iterations", 30, "--seed", 1,
+                          "--gradients", 0, "--check-cases", 0, "--jobs", 1, "--out", out)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["unconfirmed"] == [], summary["unconfirmed"]
+    dynamic = []
+    for finding in summary["findings"]:
+        case = json.loads((out / finding["path"] / "case.json").read_text())
+        if (case["lowering"].get("plan") or {}).get("dynamic_params"):
+            dynamic.append(out / finding["path"])
+    assert len(dynamic) == 1, summary["findings"]
+    folder = dynamic[0]
+    script = (folder / "repro.py").read_text()
+    assert "Tensor[(?," in script and "dilation=" in script, script
+    python, env = relay_interpreter()
+    alone_env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env}
+    alone = subprocess.run([python, "repro.py"], cwd=folder, capture_output=True, text=True, env=alone_env,
+                           timeout=300)
+    assert alone.returncode == 1 and "pool_max.shape" in alone.stderr, alone.stdout + alone.stderr[-3000:]
+    # the same program with its `?` made static runs: the shape function is at fault
+    variable = next(n for n in json.loads((folder / "case.json").read_text())["graph"]["nodes"] if n["kind"] == "var")
+    static = script.replace("Tensor[(?,", f"Tensor[({variable['outputs'][0]['shape'][0]},")
+    assert static != script
+    ran = subprocess.run([python, "-c", static], cwd=folder, capture_output=True, text=True, env=alone_env,
+                         timeout=300)
+    assert ran.returncode == 0, ran.stderr[-3000:]
