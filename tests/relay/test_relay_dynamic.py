@@ -25,6 +25,16 @@ assert not is_dynamic(with_dynamic_params(module(relay.nn.relu), {"x1"}))   # an
 # TVM 0.19 has no shape function for sin: the module stays static
 assert not is_dynamic(with_dynamic_params(module(relay.sin), {"x0"}))
 
+# nor where the `?` would reach a function declared static: type inference lets (?, 3, 4, 4)
+# through as (2, 3, 4, 4), and TVM 0.19's VM compiler fails on it ("prim_shape_fn_states")
+f = relay.GlobalVar("f")
+a = relay.var("a", shape=(2, 3, 4, 4), dtype="float32")
+called = relay.transform.InferType()(tvm.IRModule({f: relay.Function([a], relay.nn.relu(a), a.type_annotation)}))
+x = relay.var("x0", shape=(2, 3, 4, 4), dtype="float32")
+called["main"] = relay.Function([x], relay.Call(f, [x]))
+called = relay.transform.InferType()(called)
+assert not is_dynamic(with_dynamic_params(called, {"x0"}))
+
 # a pass may bring such an operator in after lowering: the VM compiler's refusal is a limit
 x = relay.var("x0", shape=(relay.Any(), 3, 4, 4), dtype="float32")
 lrn = relay.transform.InferType()(tvm.IRModule.from_expr(relay.Function([x], relay.nn.lrn(x))))

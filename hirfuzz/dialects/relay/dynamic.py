@@ -12,10 +12,11 @@ whole program after such a parameter is dynamic.
 
 TVM 0.19 gives no shape function to about half the operators hirfuzz draws (sin, abs, erf,
 nn.lrn, trilu...): the VM compiler stops with "cannot find ShapeFunc". That is a feature TVM
-lacks, not a fault, so a plan whose module calls such an operator on a `?` dimension is
-lowered static, as a cut the program cannot take is ignored (lower.cut_tree); as is one
-whose dynamic signature type inference turns down (GatherND "needs a static shape"). The same messages raised later,
-past a pass that brought such an operator in, are a skip by design (`dynamic_limits`).
+lacks, not a fault, so a plan whose module calls such an operator on a `?` dimension (or a
+function declared static: `static_only_calls`) is lowered static, as a cut the program
+cannot take is ignored (lower.cut_tree); as is one whose dynamic signature type inference
+turns down (GatherND "needs a static shape"). The same messages raised later, past a pass
+that brought such an operator in, are a skip by design (`dynamic_limits`).
 """
 from __future__ import annotations
 
@@ -41,17 +42,24 @@ def _has_any(t) -> bool:
     return isinstance(t, relay.TupleType) and any(_has_any(f) for f in t.fields)
 
 
-def lacking_shape_functions(mod: tvm.IRModule) -> set[str]:
-    """The operators `mod` (type-inferred) calls on a `?` dimension that have no shape function."""
-    missing = set()
+def static_only_calls(mod: tvm.IRModule) -> set[str]:
+    """What `mod` (type-inferred) calls on a `?` dimension and cannot take one: an operator
+    with no shape function, or a function (global, closure) whose parameters are declared
+    static. Relay's type inference lets `(?, 2, 3)` through where `(2, 2, 3)` is declared,
+    but that is a claim about the batch it cannot check, and TVM 0.19's VM compiler fails on
+    it ("prim_shape_fn_states"): no program hirfuzz calls valid makes it."""
+    found = set()
 
     def visit(node):
-        if (isinstance(node, relay.Call) and isinstance(node.op, tvm.ir.Op) and node.op.get_attr("FShapeFunc") is None
-                and any(_has_any(arg.checked_type) for arg in node.args)):
-            missing.add(node.op.name)
+        if not isinstance(node, relay.Call) or not any(_has_any(arg.checked_type) for arg in node.args):
+            return
+        if not isinstance(node.op, tvm.ir.Op):
+            found.add("a function declared static")
+        elif node.op.get_attr("FShapeFunc") is None:
+            found.add(node.op.name)
     for function in mod.functions.values():
         relay.analysis.post_order_visit(function, visit)
-    return missing
+    return found
 
 
 def with_dynamic_params(mod: tvm.IRModule, names: set[str]) -> tvm.IRModule:
@@ -71,7 +79,7 @@ def with_dynamic_params(mod: tvm.IRModule, names: set[str]) -> tvm.IRModule:
         if _LIMITS.search(str(exc)):
             return mod
         raise  # a type relation's fault under `?`: lowering fails, judged as any such failure
-    return mod if lacking_shape_functions(dynamic) else dynamic
+    return mod if static_only_calls(dynamic) else dynamic
 
 
 def is_dynamic(mod: tvm.IRModule) -> bool:
