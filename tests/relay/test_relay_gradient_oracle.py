@@ -269,11 +269,14 @@ def test_a_closure_s_crash_under_the_higher_order_autodiff_is_reduced_to_one_clo
     settings = dict(seed=1, gradients=1.0, ops=3, pass_fuzz=False, executors=["vm"], dialect="relay")
     proc = run_hirfuzz("--ir", "relay", "--tvm-python", python, "--seed", 1, "--gradients", 1, "--ops", 3,
                        "--iterations", 40, "--no-pass-fuzz", "--jobs", 1, "--versions", "none", "--no-progress",
-                       "--executors", "vm", "--out", out, env=env)
+                       # its finding is reduced as soon as it is seen, not after the dynamic-shape
+                       # finding before it has used the reductions' share of the campaign
+                       "--reduce-share", 100, "--executors", "vm", "--out", out, env=env)
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((out / "summary.json").read_text())
-    [finding] = summary["findings"]
-    assert "ref(Tensor" in finding["message"]
+    # the campaign's other finding is its forward program's on a dynamic shape (avg_pool2d's
+    # shape function ignoring dilation), which names no construct to avoid
+    [finding] = [f for f in summary["findings"] if "ref(Tensor" in f["message"]]
     case = json.loads((out / finding["path"] / "case.json").read_text())
     assert case["configs"][-1][AUTODIFF] == HIGHER_ORDER
     assert [c["kind"] for c in case["lowering"]["plan"]["functions"]] == ["local"]  # one closure, nothing else
