@@ -45,6 +45,18 @@ except ExecutorCannotTake as exc:
     assert "cannot find ShapeFunc for nn.lrn" in str(exc), exc
 else:
     raise AssertionError("no limit said")
+# autotvm's x86 templates split static axes only: a grouped conv2d's `?` weight is a limit too
+w = relay.var("x1", shape=(relay.Any(), 1, 4, 2), dtype="float32")
+d = relay.var("x0", shape=(6, 5, 5, 1), dtype="float32")
+conv = relay.nn.conv2d(d, w, padding=[0, 0, 0, 1], groups=5, channels=10, kernel_size=[4, 2])
+grouped = relay.transform.InferType()(tvm.IRModule.from_expr(relay.Function([d, w], conv)))
+try:
+    with dynamic_limits(grouped):
+        relay.create_executor("vm", mod=grouped, device=tvm.cpu(), target="llvm").evaluate()
+except ExecutorCannotTake as exc:
+    assert "Invalid type of axis" in str(exc), exc
+else:
+    raise AssertionError("no limit said")
 # the same error on a static module is no limit of dynamic shapes: it goes through
 try:
     with dynamic_limits(relu):

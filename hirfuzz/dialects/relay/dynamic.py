@@ -33,7 +33,10 @@ _LIMITS = re.compile(r"cannot find ShapeFunc for [\w.]+"
                      r"|does not support dynamic input shape"
                      r"|needs a static shape"
                      r"|needs to be defined for dynamic input"
-                     r"|Unsupported data/kernel layout: \w+, \w+")
+                     r"|Unsupported data/kernel layout: \w+, \w+"
+                     # autotvm's schedule templates split static axes only: a `?` weight of a
+                     # grouped conv2d on x86 (bench29 relay seed 23 0013)
+                     r"|Invalid type of axis: <class 'tvm\.tir\.expr\.(Any|SizeVar)'>")
 
 
 def _has_any(t) -> bool:
