@@ -64,6 +64,8 @@ class Judge:
         first = self._first_oracle(case.configs[0])
         if ORACLES[first].not_judged(case, case.configs[0]):
             return Outcome(Status.RAN)
+        if answer["status"] == "skipped":  # nothing built: nothing of the case's to judge
+            return Outcome(Status.SKIPPED)
         base = self._judge_config(case, answer, case.configs[0], first, cramped)
         if base.finding is not None or answer["status"] == "error":
             return base

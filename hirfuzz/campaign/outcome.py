@@ -14,6 +14,9 @@ class Status(Enum):
     RAN = "ran"            # ran; no result was stable enough to compare
     BUILT = "built"        # built, not run: every input draw may trap
     CHECKED = "checked"    # a check-only case (campaign.cases): well-formed, its passes checked, never built
+    # its baseline cannot take the program by design (a limit TVM says it has: a Relay
+    # operator with no shape function met on a dynamic shape); counted in skipped_by_design
+    SKIPPED = "skipped"
     MISMATCH = "mismatch"  # ran, and a result differs
     ERROR = "error"        # failed at a stage (Outcome.stage)
     # its worker died (sandbox.Death.reason)
