@@ -86,8 +86,9 @@ def with_dynamic_params(mod: tvm.IRModule, names: set[str]) -> tvm.IRModule:
 
 
 def is_dynamic(mod: tvm.IRModule) -> bool:
-    """Whether a parameter of main has a `?` dimension."""
-    return any(_has_any(p.checked_type) for p in mod["main"].params)
+    """Whether a parameter of main is declared with a `?` dimension (its annotation: a module
+    a pass left un-inferred has no checked types)."""
+    return any(_has_any(p.type_annotation) for p in mod["main"].params)
 
 
 @contextlib.contextmanager
