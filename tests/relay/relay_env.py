@@ -23,6 +23,13 @@ def relay_interpreter() -> tuple[str, dict]:
         pytest.fail(str(exc))
 
 
+def relay_interpreter_alone() -> tuple[str, dict]:
+    """The Relay environment's Python and a whole environment to run a saved script in as a
+    user does: without hirfuzz's source on PYTHONPATH, which a script must not need."""
+    python, extra = relay_interpreter()
+    return python, {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **extra}
+
+
 def run_in_relay(*args, timeout=600) -> subprocess.CompletedProcess:
     """`python ARGS...` under the Relay environment, with hirfuzz's source on its path."""
     python, extra = relay_interpreter()

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 from conftest import ROOT, SPECS, run_hirfuzz
-from relay_env import relay_interpreter
+from relay_env import relay_interpreter, relay_interpreter_alone
 from reproducer_rules import check_violation_scripts
 
 # add whose reference is subtract: every executor disagrees with the reference, a finding
@@ -69,15 +69,14 @@ def test_a_wrong_result_is_confirmed_and_replays_from_its_script_alone(tmp_path)
     folder = out / s["findings"][0]["path"]
     script = (folder / "check.py").read_text()
     assert "TVM 0.19" in script and "tvm.relay.parse" in script and "import hirfuzz" not in script
-    python, env = relay_interpreter()
-    alone_env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env}
+    python, alone_env = relay_interpreter_alone()
     alone = subprocess.run([python, "check.py"], cwd=folder, capture_output=True, text=True, env=alone_env)
     assert alone.returncode == 1 and "HIRFUZZ-REPRO mismatch" in alone.stdout, alone.stdout + alone.stderr
     # the short script a maintainer reads fails alike, with numpy's assertion
     short = subprocess.run([python, "repro.py"], cwd=folder, capture_output=True, text=True, env=alone_env)
     assert short.returncode == 1 and "Mismatched elements" in short.stderr, short.stdout + short.stderr
     replayed = subprocess.run([sys.executable, "-m", "hirfuzz.replay", out], capture_output=True, text=True,
-                              cwd=ROOT, env={**os.environ, **env})
+                              cwd=ROOT, env={**os.environ, **alone_env})
     assert replayed.returncode == 1 and "1 still reproduce" in replayed.stdout, replayed.stdout
 
 
@@ -147,8 +146,7 @@ def test_disruptive_mode_classifies_what_relay_does(tmp_path):
     # issue 15 item 5: repro.py is the violating call alone (Relay's API, its inputs
     # parameters), and run alone in TVM 0.19 it fails as check.py, the whole program, does
     assert {f["kind"] for f in s["findings"]} == {"silent-acceptance", "poor-diagnostic"}, s["findings"]
-    python, extra = relay_interpreter()
-    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **extra}
+    python, env = relay_interpreter_alone()
     forms = Counter(check_violation_scripts(out, f, python, env) for f in s["findings"])
     assert d["reproducers"] == dict(forms) and forms["call"] + forms["call-in-function"] >= 1, forms
 

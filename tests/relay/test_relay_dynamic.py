@@ -2,10 +2,9 @@
 dimensions, the VM runs the operators' shape functions, and their faults are findings;
 TVM 0.19's missing shape functions are a limit, never a finding."""
 import json
-import os
 import subprocess
 
-from relay_env import relay_interpreter, run_in_relay
+from relay_env import relay_interpreter_alone, run_in_relay
 from test_relay_campaign import relay_campaign
 
 UNIT_SCRIPT = """
@@ -80,10 +79,8 @@ def dynamic_findings(out) -> list:
 
 def run_alone(folder, script: str) -> subprocess.CompletedProcess:
     """A script's text run in `folder` under the Relay environment, without hirfuzz on the path."""
-    python, env = relay_interpreter()
-    alone_env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env}
-    return subprocess.run([python, "-c", script], cwd=folder, capture_output=True, text=True, env=alone_env,
-                          timeout=300)
+    python, env = relay_interpreter_alone()
+    return subprocess.run([python, "-c", script], cwd=folder, capture_output=True, text=True, env=env, timeout=300)
 
 
 def assert_the_shape_function_is_at_fault(folder, kernel_buffer: str):

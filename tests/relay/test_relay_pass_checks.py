@@ -1,7 +1,6 @@
 """Check-only pass sequences (`--pass-checks`) in Relay: the same worker code, under TVM 0.19
 in its own environment, runs their passes and builds none of them."""
 import json
-import os
 import subprocess
 
 import pytest
@@ -13,7 +12,7 @@ from hirfuzz.core.passes import load_catalog
 from hirfuzz.core.spec import load_specs
 from hirfuzz.dialects import dialect_info
 from hirfuzz.protocol import CHECK_ONLY
-from relay_env import relay_interpreter, run_in_relay
+from relay_env import relay_interpreter_alone, run_in_relay
 from test_relay_campaign import SIMPLE_OPS, relay_campaign
 
 # runs one request through Relay's worker code (worker.execute_case) and prints the reply
@@ -64,7 +63,6 @@ def test_a_relay_pass_crash_found_by_a_check_only_sequence_is_filed_and_reproduc
     alone = tmp_path / "alone"
     alone.mkdir()
     (alone / "repro.py").write_text(script)
-    python, env = relay_interpreter()
-    ran = subprocess.run([python, "repro.py"], cwd=alone, capture_output=True, text=True, timeout=300,
-                         env={**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env})
+    python, env = relay_interpreter_alone()
+    ran = subprocess.run([python, "repro.py"], cwd=alone, capture_output=True, text=True, timeout=300, env=env)
     assert ran.returncode != 0 and "DiagnosticError" in ran.stderr, ran.stderr[-2000:]

@@ -11,7 +11,7 @@ import pytest
 from conftest import ROOT, the_one_ill_formed_finding
 from hirfuzz.campaign.verify import check_finding_scripts
 from hirfuzz.core.finding import Finding
-from relay_env import relay_interpreter
+from relay_env import relay_interpreter, relay_interpreter_alone
 from reproducer_rules import check_maintainer_files, final_error, run_alone
 from test_relay_campaign import relay_campaign
 
@@ -40,8 +40,7 @@ def test_planted_constant_change_is_found_with_minimal_sequence(tmp_path):
     assert "tvm.relay.parse(TEXT" in repro and "change_constant()" in repro and "meta[relay.Constant]" in repro
     assert report.splitlines()[0].startswith("### [Bug][Relay] PlantedChangeConstant changes the result of ")
     assert (wrong[0]["triage"]["class"], wrong[0]["triage"]["component"]) == ("wrong result", "pass")
-    python, env = relay_interpreter()
-    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env}
+    python, env = relay_interpreter_alone()
     folder = tmp_path / "out" / wrong[0]["path"]
     harness, short = run_alone(python, folder, "check.py", env), run_alone(python, folder, "repro.py", env)
     assert harness.returncode == 1 and "HIRFUZZ-REPRO mismatch" in harness.stdout, harness.stdout + harness.stderr
@@ -96,8 +95,7 @@ def test_a_type_error_tvm_cannot_place_in_a_script_is_still_one_failure(tmp_path
     # quoting the diagnostic instead: the same failure, confirmed (it was left unconfirmed)
     s = planted_campaign(tmp_path, "PlantedWidenArgument", n=2)
     assert s["findings"] and s["unconfirmed"] == [], s["unconfirmed"]
-    python, env = relay_interpreter()
-    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, **env}
+    python, env = relay_interpreter_alone()
     for row in s["findings"]:
         assert (row["stage"], row["signature"].split("|")[2]) == ("ill_formed_after_pass", "PlantedWidenArgument"), row
         folder = tmp_path / "out" / row["path"]
