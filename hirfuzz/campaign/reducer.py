@@ -24,7 +24,7 @@ import shutil
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Callable
 
 from ..errors import HirfuzzError
@@ -376,45 +376,18 @@ class Reduction:
         isolated = state.case
         if self.merged_into_known(job, isolated.configs[-1]["passes"]):
             return
+        unreduced = copy.deepcopy(finding)  # what the isolated case fails with, before reduction says more
         # hangs would cost a time-out per try; disruptive cases are single operators or
         # tied to their graph's node numbering, so they are saved as generated
         if job.folder == "findings" and self.s.reduce and finding.kind != "hang" and isolated.disruption is None:
             self.run_steps(REDUCING, state)
         if job.folder == "findings" and self.s.reduce:
             self.run_steps(KEYING, state)
-        case = state.case
-        _name_passes(finding, case.configs[-1]["passes"])
-        key = self.root_key_of(job, state)
-        if key is not None:
-            finding.extra["root_key"] = key
-        operator_key = self.operator_key_of(job, state)
-        if operator_key is not None and operator_key != key:
-            finding.extra["operator_key"] = operator_key
         with host.lock:
             host.counters.reduce_s += time.monotonic() - t0
-        if state.stats:
-            finding.extra.setdefault("reduction", {})["steps"] = {name: stats.to_json()
-                                                                  for name, stats in state.stats.items()}
-        if self.budget.report() is not None:
-            finding.extra.setdefault("reduction", {})["budget"] = self.budget.report()
-            host.say(f"the {finding.kind} of case {finding.case}: its reduction ran out of budget in "
-                     f"{self.budget.ran_out_in}; filed with the smallest program found by then")
-        finding.extra["ops"] = len(case.graph.operators)
-        finding.extra["triage"] = classify_finding(finding, host.specs)
-        if case is not original:
-            finding.extra["reduced_from"] = len(original.graph.operators)
-        files = self.scripts.files(case, finding, job.log)
-        if case is not original:
-            seen = self.as_first_seen(original, first, isolated)
-            _name_passes(first, seen.configs[-1]["passes"])
-            orig = self.scripts.files(seen, first, job.log)
-            files["original/case.json"] = json.dumps(self.scripts.case_json(original)) + "\n"  # as generated: every configuration
-            files["original/repro.py"] = orig[HARNESS if HARNESS in orig else REPRO]
-        folder, outcome = job.folder, None
-        if folder == "findings" and self.s.verify and case.disruption is not None:
-            folder, outcome = self.verify_violation(job, finding, files, self.scripts.violation_scripts(case, finding))
-        elif folder == "findings" and self.s.verify:
-            folder, outcome = self.verify(job, finding, files)
+        files = self.describe(job, state, first, isolated)
+        folder, outcome, files = self.verify_finished(job, state, first, isolated, unreduced, files)
+        case = state.case
         # a finding whose reproducer stands, with the root cause of one filed before, joins it
         joins = folder == "findings" and (finding.confirmed or not self.s.verify)
         if joins and host.join_root(finding, job.signature, files):
@@ -429,6 +402,89 @@ class Reduction:
                                             describe_config(case.configs[-1]), host.info, case.graph,
                                             (case.lowering or {}).get("plan"))
         host.file_finding(folder, finding, files)
+
+    def describe(self, job: Job, state: Finishing, first: Finding, isolated) -> dict:
+        """The finished finding said in full (the passes it fails after, its root keys, its
+        reduction's statistics and triage) and its folder's files, for `state.case`; an
+        original/ beside them where that is not the case as generated."""
+        finding, case, original = state.finding, state.case, job.case
+        _name_passes(finding, case.configs[-1]["passes"])
+        for name, key in (("root_key", self.root_key_of(job, state)), ("operator_key", self.operator_key_of(job, state))):
+            finding.extra.pop(name, None)
+            if key is not None and (name == "root_key" or key != finding.extra.get("root_key")):
+                finding.extra[name] = key
+        if state.stats:
+            finding.extra.setdefault("reduction", {})["steps"] = {name: stats.to_json()
+                                                                  for name, stats in state.stats.items()}
+        if self.budget.report() is not None:
+            finding.extra.setdefault("reduction", {})["budget"] = self.budget.report()
+            self.host.say(f"the {finding.kind} of case {finding.case}: its reduction ran out of budget in "
+                          f"{self.budget.ran_out_in}; filed with the smallest program found by then")
+        finding.extra["ops"] = len(case.graph.operators)
+        finding.extra["triage"] = classify_finding(finding, self.host.specs)
+        finding.extra.pop("reduced_from", None)
+        if case is not original:
+            finding.extra["reduced_from"] = len(original.graph.operators)
+        files = self.scripts.files(case, finding, job.log)
+        if case is not original:
+            seen = self.as_first_seen(original, first, isolated)
+            first = copy.deepcopy(first)
+            _name_passes(first, seen.configs[-1]["passes"])
+            orig = self.scripts.files(seen, first, job.log)
+            files["original/case.json"] = json.dumps(self.scripts.case_json(original)) + "\n"  # as generated: every configuration
+            files["original/repro.py"] = orig[HARNESS if HARNESS in orig else REPRO]
+        return files
+
+    def verify_finished(self, job: Job, state: Finishing, first: Finding, isolated, unreduced: Finding,
+                        files: dict) -> tuple[str, ReproOutcome | None, dict]:
+        """The folder a finished finding goes to, what its scripts printed alone, and its files
+        (the unreduced program's, where only they fail alike: verify_unreduced)."""
+        if job.folder != "findings" or not self.s.verify:
+            return job.folder, None, files
+        if state.case.disruption is not None:
+            folder, outcome = self.verify_violation(job, state.finding, files,
+                                                    self.scripts.violation_scripts(state.case, state.finding))
+            return folder, outcome, files
+        folder, outcome = self.verify(job, state.finding, files)
+        if not self.may_keep_unreduced(outcome, state, isolated):
+            return folder, outcome, files
+        return self.verify_unreduced(job, state, first, isolated, unreduced, outcome, files)
+
+    @staticmethod
+    def may_keep_unreduced(outcome: ReproOutcome, state: Finishing, isolated) -> bool:
+        """Whether a finding whose reduced scripts did not fail alike alone is tried unreduced:
+        where the scripts ran (a verdict on the program) and reduction changed the program."""
+        return not outcome.reproduced and not outcome.harness_error and state.case is not isolated
+
+    def verify_unreduced(self, job: Job, state: Finishing, first: Finding, isolated, unreduced: Finding,
+                         reduced_outcome: ReproOutcome, reduced_files: dict) -> tuple[str, ReproOutcome, dict]:
+        """The finding filed with the program reduction started from, where the reduced one's
+        scripts did not fail alike alone and its own do. A failure that depends on what else
+        the process holds (a read past a buffer) may fail on the worker that reduced it and
+        not alone: bench29 relay seed 23, a max_pool2d gradient reduced to one differing
+        element of 120 on the worker and none alone. Else the reduced filing stands."""
+        finding = state.finding
+        reduced = copy.deepcopy(finding), state.case, state.reduced_signature
+        finding.message, finding.detail = unreduced.message, unreduced.detail
+        finding.extra.pop("failed_pass", None)
+        if "failed_pass" in unreduced.extra:
+            finding.extra["failed_pass"] = unreduced.extra["failed_pass"]
+        finding.extra.pop("unconfirmed_reason", None)
+        said = (f"alone, the reduced program's scripts ({len(state.case.graph.operators)} operators) did not fail "
+                f"alike ({reduced_outcome.observed}); the finding keeps its unreduced program")
+        finding.extra.setdefault("reduction", {})["kept_unreduced"] = said
+        state.case, state.reduced_signature = isolated, None
+        files = self.describe(job, state, first, isolated)
+        folder, outcome = self.verify(job, finding, files)
+        if outcome.reproduced:
+            self.host.say(f"the {finding.kind} of case {finding.case}: its reduced program's scripts did not fail "
+                          "alike alone, its unreduced program's did: filed unreduced")
+            return folder, outcome, files
+        restored, state.case, state.reduced_signature = reduced
+        for name in (f.name for f in fields(Finding)):
+            setattr(finding, name, getattr(restored, name))
+        finding.extra["unconfirmed_reason"] += f"; nor did its unreduced program's ({outcome.observed})"
+        return "unconfirmed", reduced_outcome, reduced_files
 
     def root_key_of(self, job: Job, state: Finishing) -> str | None:
         """Where TVM fails in the finished case (core.finding.root_key), the key a finding
