@@ -274,14 +274,18 @@ def _named_in(name: str, error: str) -> bool:
     return re.search(rf"(?<![A-Za-z0-9]){re.escape(name)}(?![A-Za-z0-9])", error) is not None
 
 
-def _ops(graph, error: str = "", needs: dict | None = None) -> str:
+def _ops(graph, error: str = "", needs: dict | None = None, alone: str | None = None) -> str:
     """The reduced program's operators: "min (float32)" for one, "sum, add and tanh" for
     more, those TVM's `error` names first (the program's others may only feed them); one
     with what it needs of its attributes beyond a window's sizes (finding.json's
-    extra.needs): "nn.max_pool2d (float64) with dilation"."""
+    extra.needs): "nn.max_pool2d (float64) with dilation". Where one operator fails alone
+    as the finding does (`alone`: extra.keyed_as), it alone: the rest are bystanders
+    (bench29 relay seed 23, "the gradient of take, atan and 2 more", take's alone)."""
     if graph is None or not graph.operators:
         return ""
     nodes = graph.operators
+    if any(n.op == alone for n in nodes):
+        nodes = [n for n in nodes if n.op == alone]
     names = list(dict.fromkeys(n.op for n in nodes))
     names.sort(key=lambda name: not _named_in(name, error))
     if len(names) == 1 and len({n.dtype for n in nodes}) == 1:
@@ -427,7 +431,7 @@ def _values(finding: dict, graph, plan: dict | None, dialect: str, situation_: S
     result = _RESULT.search(finding["message"])
     if result and graph is not None and graph.operators and result.group(1) not in {n.op for n in graph.operators}:
         result = None  # a result site of the program as generated: the reduced one has no such operator
-    values = {"pass": _subject(finding, dialect), "ops": _ops(graph, finding["message"], finding.get("extra", {}).get("needs")),
+    values = {"pass": _subject(finding, dialect), "ops": _ops(graph, finding["message"], extra.get("needs"), (extra.get("keyed_as") or {}).get("operator")),
               "features": _join(plan_features(plan, dialect)),
               "op": violation.get("op") or (result.group(1) if result else ""),
               "op_code": operator_at_fault(finding, graph),

@@ -295,3 +295,20 @@ def test_a_death_on_the_gpu_names_it():
     assert said == "[Bug][Relax] nn.adaptive_avg_pool2d (float16) crashes TVM (SIGSEGV) on cuda (sm_90)"
     finding["extra"]["config"] = CONFIG  # on llvm: no target named
     assert "on llvm" not in title(finding, _graph_of("nn.adaptive_avg_pool2d", "float16"), dialect_info("relax"))
+
+
+def test_an_operator_that_fails_alone_as_the_finding_does_is_the_one_named():
+    """bench29 relay seed 23 0020: a wrong take gradient (a negative axis) in a program of
+    take, atan, softmax and not_equal; take alone differs alike (extra.keyed_as)."""
+    graph = Graph()
+    graph.add(Node(0, "var", [TensorType((2, 3), "float64")]))
+    for index, name in enumerate(("take", "atan", "nn.softmax", "not_equal"), start=1):
+        graph.add(Node(index, "op", [TensorType((2, 3), "float64")], op=name, dtype="float64", inputs=[Ref(0)]))
+    finding = {"kind": "wrong-result", "oracle": "gradient", "stage": "run",
+               "signature": "wrong-result|gradient|values|atan,nn.softmax,not_equal,take",
+               "message": "the gradient of sum(main's float results) differs: x1's gradient differs from finite "
+                          "differences at 84 of 120 elements judged", "extra": {"config": CONFIG}}
+    head = "[Bug][Relay] the gradient of"
+    assert title(finding, graph, dialect_info("relay")).startswith(f"{head} take, atan and 2 more differs")
+    finding["extra"]["keyed_as"] = {"operator": "take", "message": finding["message"]}
+    assert title(finding, graph, dialect_info("relay")) == f"{head} take (float64) differs from finite differences"
