@@ -318,7 +318,7 @@ def run(argv=None) -> int:
                                               if cross else (None, {}, None))
     jobs = args.jobs or (None if args.ray is not None else os.cpu_count() or 1)
 
-    from .campaign.coordinator import Campaign, Settings, format_summary, stop_note
+    from .campaign.coordinator import Campaign, Settings, format_summary, stop_note, unjudged_note
     from .campaign.makers import default_makers
     settings = Settings(mode=args.mode, seed=args.seed, iterations=args.iterations, time_s=args.time_s,
                         ops=args.ops or defaults.ops, out=args.out, targets=targets, guided=not args.no_coverage,
@@ -352,6 +352,10 @@ def run(argv=None) -> int:
     note = stop_note(campaign)
     if note:
         print(note)
+    own_bug = unjudged_note(data)
+    if own_bug:
+        print(own_bug, file=sys.stderr)
+        return 3
     return 0
 
 

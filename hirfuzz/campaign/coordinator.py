@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -52,7 +53,7 @@ from .userpasses import check_user_passes
 from .versions import baseline_of, campaign_releases
 
 # Counters and Settings: where tests and tools import them from; the last two: for cli.py
-__all__ = ["Campaign", "Counters", "Settings", "format_summary", "stop_note"]
+__all__ = ["Campaign", "Counters", "Settings", "format_summary", "stop_note", "unjudged_note"]
 
 CHECKPOINT_S = 5.0
 SUMMARY_S = 1.0
@@ -385,11 +386,27 @@ class Campaign:
             self.tallies.count_features(case, answer)
         t_compare = time.perf_counter()
         with self.clock.stage("judge"):
-            outcome = self.judging.classify(case, answer, known=self.tables.holds)
-            if case.cross is not None:
-                outcome = self.judge_cross(case, answer, half_answer, outcome)
+            try:
+                outcome = self.judging.classify(case, answer, known=self.tables.holds)
+                if case.cross is not None:
+                    outcome = self.judge_cross(case, answer, half_answer, outcome)
+            except Exception as error:  # noqa: BLE001 - a bug of hirfuzz's in judging must not end the campaign
+                outcome = self.unjudged(case, error)
         with self.clock.stage("record"):
             self._record(case, answer, outcome, time.perf_counter() - t_compare)
+
+    def unjudged(self, case: Case, error: Exception) -> Outcome:
+        """A case whose answer hirfuzz failed to judge: its own bug, filed in hirfuzz-bugs/ with
+        the traceback, and the campaign goes on (bench29 relay seed 23 stopped at 1273 s on a
+        reply the judge had never met, a baseline that skipped). The run ends with exit status
+        3 (cli), so that it is not missed."""
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        self.tables.hirfuzz_bug(case, Finding(
+            kind="judge-error", oracle="judge", stage="judge",
+            signature=f"judge-error|{type(error).__name__}|{Path(where.filename).name}:{where.name}",
+            message=f"hirfuzz failed judging case {case.index}'s answer: {type(error).__name__}: {error}"[:300],
+            detail=traceback.format_exc(), case=case.index))
+        return Outcome(Status.UNJUDGED)
 
     def _record(self, case: Case, answer, outcome: Outcome, compare_s: float):
         """Count the case's outcome, file its finding and log it (stats.jsonl)."""
@@ -485,6 +502,15 @@ def make_pool(s: Settings, log_dir: Path):
 
 def _stopped_by(signum: signal.Signals) -> str:
     return "interrupted (Ctrl-C)" if signum == signal.SIGINT else f"terminated ({signum.name})"
+
+
+def unjudged_note(summary: dict) -> str | None:
+    """The line a campaign that failed judging some case ends with (exit status 3)."""
+    unjudged = sum(bug["hits"] for bug in summary["hirfuzz_bugs"] if bug["kind"] == "judge-error")
+    if not unjudged:
+        return None
+    return (f"hirfuzz: hirfuzz's own bug: it failed judging {unjudged} case(s), whose findings, if any, are lost "
+            "(hirfuzz-bugs/ holds each failure's traceback); the rest of the campaign ran as usual")
 
 
 def stop_note(campaign: Campaign) -> str | None:

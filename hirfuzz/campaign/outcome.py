@@ -18,6 +18,8 @@ class Status(Enum):
     # operator with no shape function met on a dynamic shape); counted in skipped_by_design
     SKIPPED = "skipped"
     MISMATCH = "mismatch"  # ran, and a result differs
+    # hirfuzz failed judging its answer: its own bug, filed in hirfuzz-bugs/ (the campaign goes on)
+    UNJUDGED = "unjudged"
     ERROR = "error"        # failed at a stage (Outcome.stage)
     # its worker died (sandbox.Death.reason)
     SIGNAL = "signal"
