@@ -205,6 +205,25 @@ def round_half_away(x):
 
 
 @helper
+def quantize(x, scale, zero_point, out_dtype, halves):
+    """clip(round(x / scale) + zero_point) cast to `out_dtype`, in float32 as both TVMs lower
+    it (opspecs/quantize.yaml); `halves` round to "even" (NumPy, Relax) or "away" from zero
+    (Relay 0.19)."""
+    scaled = np.asarray(x, np.float32) / np.float32(scale)
+    rounded = np.round(scaled) if halves == "even" else round_half_away(scaled)
+    bounds = np.iinfo(out_dtype)
+    shifted = rounded + np.float32(zero_point)
+    return np.clip(shifted, np.float32(bounds.min), np.float32(bounds.max)).astype(out_dtype)
+
+
+@helper
+def dequantize(x, scale, zero_point):
+    """(x - zero_point) in int32, cast to float32, times scale (opspecs/quantize.yaml)."""
+    shifted = np.asarray(x).astype(np.int32) - np.int32(zero_point)
+    return shifted.astype(np.float32) * np.float32(scale)
+
+
+@helper
 def erf(x):
     """The error function, computed in float64 (NumPy has no erf)."""
     import math
