@@ -409,10 +409,13 @@ class Reduction:
         original/ beside them where that is not the case as generated."""
         finding, case, original = state.finding, state.case, job.case
         _name_passes(finding, case.configs[-1]["passes"])
-        for name, key in (("root_key", self.root_key_of(job, state)), ("operator_key", self.operator_key_of(job, state))):
-            finding.extra.pop(name, None)
-            if key is not None and (name == "root_key" or key != finding.extra.get("root_key")):
-                finding.extra[name] = key
+        root, operator = self.root_key_of(job, state), self.operator_key_of(job, state)
+        finding.extra.pop("root_key", None)  # a second description (verify_unreduced) keys anew
+        finding.extra.pop("operator_key", None)
+        if root is not None:
+            finding.extra["root_key"] = root
+        if operator is not None and operator != root:
+            finding.extra["operator_key"] = operator
         if state.stats:
             finding.extra.setdefault("reduction", {})["steps"] = {name: stats.to_json()
                                                                   for name, stats in state.stats.items()}
