@@ -694,3 +694,15 @@ def test_a_crash_in_topis_cpp_is_keyed_there_whichever_pass_legalized_it():
     keys = {root_key(crash_signature(stage, "InternalError", message, ""), _PREFIXES, failed_pass, legalized)
             for stage, failed_pass in (("passes", "FoldConstant"), ("build", "LegalizeOps"))}
     assert len(keys) == 1 and "|tvm/topi/transform.h:" in keys.pop()
+
+
+def test_a_check_quoting_a_dimension_is_one_key_whichever_side_is_symbolic():
+    # bench30 relax seed 31 now 0034 and 0037: collapse_sum_like after CanonicalizeBindings
+    frame = 'File "/project/src/relax/op/tensor/manipulate.cc", line 9, in void tvm::relax::CheckCollapseShape()\n'
+
+    def key(data: str, target: str) -> str:
+        message = (f"Op(relax.collapse_sum_like) fails to match the axes because of unknown dim or symbolic shape. "
+                   f"In this position the dim of data shape is {data} while the dim of target shape is {target}.")
+        return root_key(crash_signature("passes", "ValueError", message, frame), _PREFIXES)
+    assert key("n2", "T.int64(2)") == key("T.int64(3)", "n3") == key("n4", "n5")
+    assert key("n2", "T.int64(2)").endswith("the dim of data shape is <dim> while th")  # cut at ROOT_MESSAGE
