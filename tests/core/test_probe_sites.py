@@ -123,9 +123,14 @@ def test_direction_puts_the_probed_pattern_in_graphs_and_counts_it(specs):
 
 
 def test_direction_reproduces_an_edge(specs):
+    # over ten seeds, as one seed's graph changes whenever an op joins the draws (seed 4's
+    # lost the edge with the quantization ops): directed, most graphs hold it; undirected, few
+    def holds_edge(seed: int, direction) -> bool:
+        graph = generate_graph(specs, np.random.default_rng(seed), 10, Coverage(), direction=direction)
+        edges = {(graph.nodes[n.inputs[0].node].op, n.op) for n in graph.operators
+                 if graph.nodes[n.inputs[0].node].kind == "op"}
+        return ("negative", "abs") in edges
     direction = Direction([Site(SiteKind.EDGE, "abs", "float32", parent="negative")], [1.0])
-    rng = np.random.default_rng(4)
-    graph = generate_graph(specs, rng, 10, Coverage(), direction=direction)
-    edges = {(graph.nodes[n.inputs[0].node].op, n.op) for n in graph.operators
-             if graph.nodes[n.inputs[0].node].kind == "op"}
-    assert ("negative", "abs") in edges
+    directed = sum(holds_edge(seed, direction) for seed in range(10))
+    undirected = sum(holds_edge(seed, None) for seed in range(10))
+    assert directed >= 7 and undirected <= 2, (directed, undirected)

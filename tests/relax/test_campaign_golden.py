@@ -22,7 +22,11 @@ word (InferTypeOuter checks ranks only and types the result as x1's); the Relax 
 session 24 (the 3-D convolutions and pools, image.resize2d, image.grid_sample, index_tensor,
 index_put, slice_scatter, meshgrid) in the ops drawn: every campaign's graphs; the strict
 campaign no longer draws prelu on a symbolic channel count, so finds three of its four
-findings, and the disruptive campaign's violations meet only TVM's own diagnostics). Pass probing (campaign.probe) leaves
+findings, and the disruptive campaign's violations meet only TVM's own diagnostics; the
+quantization ops quantize and dequantize in the ops drawn (session 30): every campaign's
+graphs; the strict campaign builds 29 of its 30 cases and finds prelu's symbolic channel
+count again beside its three findings, and the disruptive campaign's run-stage rejection is
+a lower-stage one). Pass probing (campaign.probe) leaves
 it as it is: the strict campaign draws its sequences and is never steered, and the planted
 one pins its passes with direct=False (steering is tested in tests/relax/test_pass_probe.py). Two runs of the same code give
 the same fingerprint: the campaigns run with --jobs 1, so cases, reductions and hits come
