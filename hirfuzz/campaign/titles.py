@@ -454,7 +454,7 @@ def _detail(finding: dict, values: dict, situation_: Situation) -> str:
     if situation_ is Situation.SILENT_ACCEPTANCE:
         return values.get("violation_detail", "")
     if situation_ is Situation.WRONG_GRADIENT:
-        what = GradientDiffers.of(finding["signature"])
+        what = GradientDiffers.of(_reduced_signature(finding))
         return phrases()["gradient_differs"].get(what.value, "") if what else ""
     if situation_ in (Situation.WRONG_RESULT, Situation.WRONG_RESULT_AFTER_PASSES, Situation.WRONG_RESULT_ELSEWHERE,
                       Situation.HANG, Situation.HANG_AFTER_PASSES):
@@ -466,6 +466,18 @@ def _detail(finding: dict, values: dict, situation_: Situation) -> str:
     names = tuple(n for n in (values["pass"], values["op"], *finding.get("extra", {}).get("pass_names", [])) if n)
     said = essence(full_error(error, finding.get("detail", "")), names)
     return "" if said == values["error"] else said  # a bare AssertionError, named in the head already
+
+
+def _reduced_signature(finding: dict) -> str:
+    """A wrong result's signature as its reduced program shows it, where its root key says
+    (reducer.root_key_of): a reduction keeps a wrong result's kind and oracle only, so a
+    program first seen with a gradient of the wrong shape may shrink to one whose values
+    differ (a default Relax campaign, seed 41: where's broadcast and cumsum's exclusive,
+    the latter kept and titled "has the wrong shape")."""
+    key = finding.get("extra", {}).get("root_key") or ""
+    if key.startswith("root|wrong-result|"):
+        return key.removeprefix("root|")
+    return finding["signature"]
 
 
 def _complaint(detail: str, plan: dict | None, dialect: str) -> str:

@@ -312,3 +312,21 @@ def test_an_operator_that_fails_alone_as_the_finding_does_is_the_one_named():
     assert title(finding, graph, dialect_info("relay")).startswith(f"{head} take, atan and 2 more differs")
     finding["extra"]["keyed_as"] = {"operator": "take", "message": finding["message"]}
     assert title(finding, graph, dialect_info("relay")) == f"{head} take (float64) differs from finite differences"
+
+
+def test_a_wrong_gradient_is_titled_by_what_its_reduced_program_shows():
+    """A reduction keeps a wrong result's kind and oracle only: a default Relax campaign (seed
+    41) first saw a gradient of the wrong shape (where's broadcast) and kept cumsum's exclusive
+    gradient, whose values differ; its root key says so, its first signature does not."""
+    graph = Graph()
+    graph.add(Node(0, "var", [TensorType((2, 3), "float64")]))
+    graph.add(Node(1, "op", [TensorType((2, 3), "float64")], op="cumsum", dtype="float64", inputs=[Ref(0)]))
+    finding = {"kind": "wrong-result", "oracle": "gradient", "stage": "run",
+               "signature": "wrong-result|gradient|shape|cumsum,equal,multiply,where",
+               "message": "the gradient of sum(main's float results) differs: x0's gradient differs from finite "
+                          "differences at 40 of 40 elements judged",
+               "extra": {"config": CONFIG, "root_key": "root|wrong-result|gradient|values|cumsum"}}
+    said = title(finding, graph, dialect_info("relax"))
+    assert said == "[Bug][Relax] the gradient of cumsum (float64) differs from finite differences", said
+    finding["extra"].pop("root_key")  # unreduced: its own signature is all there is
+    assert title(finding, graph, dialect_info("relax")).endswith("has the wrong shape")
