@@ -431,7 +431,8 @@ def _values(finding: dict, graph, plan: dict | None, dialect: str, situation_: S
     result = _RESULT.search(finding["message"])
     if result and graph is not None and graph.operators and result.group(1) not in {n.op for n in graph.operators}:
         result = None  # a result site of the program as generated: the reduced one has no such operator
-    values = {"pass": _subject(finding, dialect), "ops": _ops(graph, finding["message"], extra.get("needs"), (extra.get("keyed_as") or {}).get("operator")),
+    alone = (extra.get("keyed_as") or {}).get("operator")
+    values = {"pass": _subject(finding, dialect), "ops": _ops(graph, finding["message"], extra.get("needs"), alone),
               "features": _join(plan_features(plan, dialect)),
               "op": violation.get("op") or (result.group(1) if result else ""),
               "op_code": operator_at_fault(finding, graph),

@@ -124,8 +124,11 @@ class ReproducerWriter(ABC):
         """repro.py of a gradient finding (the gradient oracle's): a harness with marks that
         differentiates the loss program, builds and runs it, and checks the loss and the
         gradients against `expected`; only a dialect with autodiff writes one. `module_script`:
-        the worker's text of the loss program, for a dialect that does not write it itself."""
-        raise NotImplementedError(f"{type(self).__name__} writes no gradient reproducer")
+        the worker's text of the loss program, for a dialect that does not write it itself.
+        A dialect without autodiff (DialectInfo.gradients None) is never asked: the command line
+        refuses --gradients for it, so no gradient configuration is made."""
+        raise TypeError(f"{type(self).__name__}: a gradient finding of a dialect without autodiff "
+                        "(DialectInfo.gradients is None), which no campaign makes")
 
     @abstractmethod
     def render_short(self, finding, config: dict, inputs: list[np.ndarray], run: bool, expected: list | None,

@@ -2,9 +2,13 @@
 like any operator, compared with a reference that rounds halves as TVM 0.19 does, and give
 FakeQuantizationToInteger something to rewrite. Real TVM 0.19, in its own environment."""
 import json
-import subprocess
 
-from relay_env import relay_interpreter_alone
+import numpy as np
+
+from hirfuzz.core.reference import HELPERS
+from hirfuzz.core.spec import load_specs
+from relay_env import relay_interpreter_alone, run_in_relay
+from reproducer_rules import run_alone
 from test_relay_campaign import relay_campaign
 
 
@@ -24,8 +28,7 @@ def test_fake_quantization_to_integer_making_a_requantize_relay_cannot_type_is_f
     assert "qnn.dequantize(" in script and "qnn.quantize(" in script and 'out_dtype="uint16"' in script, script
     assert "FakeQuantizationToInteger" in script
     python, env = relay_interpreter_alone()
-    alone = subprocess.run([python, "repro.py"], cwd=requantize, capture_output=True, text=True, env=env,
-                           timeout=300)
+    alone = run_alone(python, requantize, "repro.py", env)
     assert alone.returncode == 1 and "Output type should be one of [int8, uint8, int16, int32]" in alone.stderr, (
         alone.stdout + alone.stderr[-3000:])
 
@@ -50,10 +53,6 @@ print(json.dumps([q.numpy().tolist(), d.numpy().tolist()]))
 
 
 def test_relay_s_quantize_rounds_halves_away_from_zero_as_its_reference_does():
-    import numpy as np
-    from relay_env import run_in_relay
-    from hirfuzz.core.reference import HELPERS
-    from hirfuzz.core.spec import load_specs
     run = run_in_relay("-c", HALVES_SCRIPT, timeout=300)
     assert run.returncode == 0, run.stderr[-3000:]
     quantized, dequantized = json.loads(run.stdout.strip().splitlines()[-1])
